@@ -1,0 +1,96 @@
+"""What the stages hand each other: frozen records with units in their names.
+
+Arrays live on the CPU; nothing from a model or a GPU crosses a stage boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class FacePhoto:
+    path: Path
+    sha256: str
+    image_rgb: np.ndarray  # H x W x 3 uint8, already at the render size
+    landmarks_px: np.ndarray  # 478 x 2 float32, FaceMesh points in image_rgb pixels
+    source_size: tuple[int, int]  # (width, height) of the file as read
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+    start_s: float
+    end_s: float
+
+
+@dataclass(frozen=True)
+class Phone:
+    label: str  # ARPAbet without stress digits, or "SIL"
+    start_s: float
+    end_s: float
+
+
+@dataclass(frozen=True)
+class Transcript:
+    text: str
+    words: tuple[Word, ...]
+    language: str
+
+
+@dataclass(frozen=True)
+class Script:
+    text: str
+    origin: str  # "text", "transcript" or "reply"
+
+
+@dataclass(frozen=True, eq=False)
+class Speech:
+    samples: np.ndarray  # mono float32 in [-1, 1]
+    sample_rate: int
+    origin: str  # "tts" or "recording"
+    native_phones: tuple[Phone, ...] | None = None  # the TTS engine's own timings
+    native_words: tuple[Word, ...] | None = None
+    source_path: Path | None = None  # a recording is its own soundtrack, at its own quality
+
+    @property
+    def duration_s(self) -> float:
+        return len(self.samples) / self.sample_rate
+
+
+@dataclass(frozen=True)
+class PhoneTrack:
+    phones: tuple[Phone, ...]
+    words: tuple[Word, ...]
+    source: str  # which aligner produced it
+
+
+@dataclass(frozen=True)
+class VisemeSegment:
+    viseme: str
+    start_s: float
+    end_s: float
+
+
+@dataclass(frozen=True, eq=False)
+class BlendshapeTrack:
+    fps: int
+    names: tuple[str, ...]
+    weights: np.ndarray  # frames x len(names) float32 in [0, 1]
+
+    @property
+    def frame_count(self) -> int:
+        return int(self.weights.shape[0])
+
+
+@dataclass(frozen=True)
+class Video:
+    path: Path
+    width: int
+    height: int
+    fps: int
+    frame_count: int
+    duration_s: float

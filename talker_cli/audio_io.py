@@ -1,0 +1,76 @@
+"""Audio in and out through the ffmpeg binary that ships in the imageio-ffmpeg wheel.
+
+Decoding goes through ffmpeg so any container (WAV, MP3, FLAC, 48 kHz stereo...) reads the same.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import wave
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError, ModelMissingError
+
+
+def ffmpeg_exe() -> str:
+    try:
+        import imageio_ffmpeg
+    except ImportError:
+        raise ModelMissingError("imageio-ffmpeg is not installed; run: pip install imageio-ffmpeg") from None
+    return imageio_ffmpeg.get_ffmpeg_exe()
+
+
+def decode_audio(path: Path, sample_rate: int) -> np.ndarray:
+    """Any audio file -> mono float32 at sample_rate. Raises InputError for non-audio."""
+    if not path.is_file():
+        raise InputError(f"audio file not found: {path}")
+    if path.stat().st_size == 0:
+        raise InputError(f"audio file is empty: {path}")
+    command = [
+        ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", "-i", str(path),
+        "-vn", "-ac", "1", "-ar", str(sample_rate), "-f", "f32le", "-acodec", "pcm_f32le", "pipe:1",
+    ]
+    result = subprocess.run(command, capture_output=True, check=False)
+    if result.returncode != 0:
+        reason = result.stderr.decode(errors="replace").strip().splitlines()
+        raise InputError(
+            f"cannot read {path} as audio ({reason[-1] if reason else 'ffmpeg failed'}); "
+            "pass a WAV, MP3, FLAC or OGG recording"
+        )
+    samples = np.frombuffer(result.stdout, dtype=np.float32).copy()
+    if samples.size == 0:
+        raise InputError(f"{path} holds no audio samples; pass a recording of speech")
+    return samples
+
+
+def check_not_silent(samples: np.ndarray, path: Path, min_rms_dbfs: float = -50.0) -> None:
+    rms = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64)))) if samples.size else 0.0
+    level = 20 * np.log10(rms) if rms > 0 else -np.inf
+    if level < min_rms_dbfs:
+        raise InputError(
+            f"{path} is silent (level {level:.0f} dBFS, below {min_rms_dbfs:.0f} dBFS); "
+            "pass a recording with speech in it"
+        )
+
+
+def write_wav(path: Path, samples: np.ndarray, sample_rate: int) -> None:
+    pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2")
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(sample_rate)
+        out.writeframes(pcm.tobytes())
+
+
+def resample(samples: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
+    """Band-limited polyphase resampling (scipy), for handing speech to 16 kHz models."""
+    if from_rate == to_rate:
+        return samples
+    from math import gcd
+
+    from scipy.signal import resample_poly
+
+    g = gcd(from_rate, to_rate)
+    return resample_poly(samples, to_rate // g, from_rate // g).astype(np.float32)

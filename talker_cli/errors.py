@@ -1,0 +1,42 @@
+"""One exception hierarchy; the CLI turns each class into its exit code.
+
+Exit codes (documented in the README):
+  0  success
+  2  usage: bad flags, unknown or invalid preset, output folder missing
+  3  bad input: photo, text or audio that cannot be used
+  4  missing model or library
+  5  insufficient resources (memory, GPU)
+  6  a stage failed while running
+  130 interrupted
+"""
+
+
+class TalkerError(Exception):
+    exit_code = 6
+
+    def __init__(self, message: str):
+        # One line, always: batch logs and cron mails read better that way.
+        super().__init__(" ".join(str(message).split()))
+
+
+class UsageError(TalkerError):
+    exit_code = 2
+
+
+class InputError(TalkerError):
+    exit_code = 3
+
+
+class ModelMissingError(TalkerError):
+    exit_code = 4
+
+
+class ResourceError(TalkerError):
+    exit_code = 5
+
+
+class StageError(TalkerError):
+    exit_code = 6
+
+
+EXIT_INTERRUPTED = 130

@@ -1,0 +1,191 @@
+"""The photo's face as a deformable rig: blendshape weights -> a dense pixel displacement field.
+
+Geometry comes from the 478 FaceMesh landmarks. Each blendshape is a smooth analytic displacement
+in the mouth's (or an eye's) own frame, u along the lips and v down across them, in units of the
+mouth's half width. The lower face moves below the lip seam only, so the lips part where the real
+mouth would. Fields are linear in the weights and precomputed once over the face region.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# FaceMesh indices, left to right in the image.
+UPPER_INNER = [78, 191, 80, 81, 82, 13, 312, 311, 310, 415, 308]
+LOWER_INNER = [78, 95, 88, 178, 87, 14, 317, 402, 318, 324, 308]
+LEFT_CORNER, RIGHT_CORNER = 61, 291
+UPPER_LIP_TOP, LOWER_LIP_BOTTOM, CHIN = 0, 17, 152
+# Eyes as seen in the image: the subject's right eye is on the image's left.
+EYES = {
+    "Right": {"outer": 33, "inner": 133, "upper": 159, "lower": 145, "brow": 107},
+    "Left": {"outer": 263, "inner": 362, "upper": 386, "lower": 374, "brow": 336},
+}
+
+BASIS = (
+    "lipgap", "chin", "close", "lowerDown", "upperUp", "funnel", "pucker", "smileLeft",
+    "smileRight", "stretchLeft", "stretchRight", "brow", "blinkLeft", "blinkRight",
+)
+
+
+def _smoothstep(edge0: float, edge1: float, x: np.ndarray) -> np.ndarray:
+    t = np.clip((x - edge0) / max(edge1 - edge0, 1e-6), 0.0, 1.0)
+    return t * t * (3 - 2 * t)
+
+
+@dataclass(frozen=True, eq=False)
+class MouthFrame:
+    centre: np.ndarray
+    ex: np.ndarray  # along the lips, towards the image's right
+    ey: np.ndarray  # across the lips, downwards
+    half_width_px: float
+    upper_u: np.ndarray  # inner upper lip, sorted by u
+    upper_v: np.ndarray
+    lower_u: np.ndarray
+    lower_v: np.ndarray
+    upper_thickness: float  # in half widths
+    lower_thickness: float
+    chin_v: float
+    rest_gap_px: float  # how far apart the inner lips are in the photo
+
+    def to_uv(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rel = points - self.centre
+        return rel @ self.ex / self.half_width_px, rel @ self.ey / self.half_width_px
+
+    def seam_v(self, u: np.ndarray) -> np.ndarray:
+        return 0.5 * (np.interp(u, self.upper_u, self.upper_v) + np.interp(u, self.lower_u, self.lower_v))
+
+
+def mouth_frame(landmarks: np.ndarray) -> MouthFrame:
+    left, right = landmarks[LEFT_CORNER], landmarks[RIGHT_CORNER]
+    ex = (right - left) / np.linalg.norm(right - left)
+    ey = np.array([-ex[1], ex[0]])
+    half_width = float(np.linalg.norm(right - left) / 2)
+    centre = 0.5 * (landmarks[13] + landmarks[14])
+
+    def uv(indices):
+        rel = landmarks[indices] - centre
+        u, v = rel @ ex / half_width, rel @ ey / half_width
+        order = np.argsort(u)
+        return u[order], v[order]
+
+    upper_u, upper_v = uv(UPPER_INNER)
+    lower_u, lower_v = uv(LOWER_INNER)
+    rel = landmarks[[UPPER_LIP_TOP, LOWER_LIP_BOTTOM, CHIN, 13, 14]] - centre
+    v = rel @ ey / half_width
+    gap_px = np.linalg.norm(landmarks[LOWER_INNER[1:-1]] - landmarks[UPPER_INNER[1:-1]], axis=1)
+    return MouthFrame(
+        centre=centre, ex=ex, ey=ey, half_width_px=half_width,
+        upper_u=upper_u, upper_v=upper_v, lower_u=lower_u, lower_v=lower_v,
+        upper_thickness=float(max(v[3] - v[0], 0.15)), lower_thickness=float(max(v[1] - v[4], 0.2)),
+        chin_v=float(max(v[2], 0.8)), rest_gap_px=float(np.max(gap_px)),
+    )
+
+
+def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Displacements (N x 2 pixels, per unit weight) of the mouth blendshapes at `points`.
+
+    side: +1 below the seam, -1 above; computed from the points unless given (lip landmarks
+    sit on the seam, so the caller says which lip they belong to).
+    """
+    u, v = frame.to_uv(points)
+    s = v - frame.seam_v(u)
+    below = (s > 0) if side is None else (side > 0)
+    above = ~below
+    W = frame.half_width_px
+    g_lip = np.clip(1 - u * u, 0, 1) ** 0.7
+    g_jaw = np.exp(-((u / 1.7) ** 2))
+    into_chin = _smoothstep(0.0, frame.lower_thickness * 1.2, s)
+    neck_fade = 1 - _smoothstep(frame.chin_v, frame.chin_v + 0.9, v)
+    lower_lip = (1 - _smoothstep(frame.lower_thickness * 0.8, frame.lower_thickness * 1.8, s)) * below
+    upper_lip = (1 - _smoothstep(frame.upper_thickness * 0.8, frame.upper_thickness * 2.0, -s)) * above
+    near_mouth = np.exp(-((u / 1.4) ** 4)) * np.exp(-((s / (frame.lower_thickness + 0.6)) ** 2))
+    ex, ey = frame.ex, frame.ey
+
+    def along(dx, dy):  # mouth-frame components -> image pixels
+        return np.outer(dx, ex) + np.outer(dy, ey)
+
+    zero = np.zeros_like(u)
+    rest_half_gap = 0.5 * frame.rest_gap_px
+    fields = {
+        "lipgap": along(zero, W * g_lip * (1 - into_chin) * neck_fade * below),
+        "chin": along(zero, W * g_jaw * into_chin * neck_fade * below),
+        "close": along(zero, g_lip * rest_half_gap * (upper_lip - lower_lip)),
+        "lowerDown": along(zero, 0.2 * W * g_lip * lower_lip),
+        "upperUp": along(zero, -0.15 * W * g_lip * upper_lip),
+        "funnel": along(-0.12 * W * u * near_mouth,
+                        W * np.sqrt(g_lip) * (0.12 * lower_lip - 0.08 * upper_lip)),
+        "pucker": along(-0.28 * W * u * near_mouth, zero),
+    }
+    for name, sign in (("Left", 1.0), ("Right", -1.0)):  # subject's left is the image's right
+        corner = np.exp(-(((u - sign) ** 2 + s**2) / (2 * 0.45**2)))
+        fields[f"smile{name}"] = along(0.2 * W * sign * corner, -0.12 * W * corner)
+        fields[f"stretch{name}"] = along(0.18 * W * sign * corner, 0.05 * W * corner)
+    return fields
+
+
+def eye_basis(landmarks: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray]:
+    """Blinks (upper lid slides down over the eye) and the inner-brow raise."""
+    fields = {"brow": np.zeros((len(points), 2))}
+    for name, idx in EYES.items():
+        outer, inner = landmarks[idx["outer"]], landmarks[idx["inner"]]
+        centre = 0.5 * (outer + inner)
+        ex = (inner - outer) / np.linalg.norm(inner - outer)
+        ey = np.array([-ex[1], ex[0]])
+        if ey[1] < 0:
+            ey = -ey
+        half = float(np.linalg.norm(inner - outer) / 2)
+        rel = points - centre
+        u, v = rel @ ex / half, rel @ ey / half
+        upper = float((landmarks[idx["upper"]] - centre) @ ey / half)
+        lower = float((landmarks[idx["lower"]] - centre) @ ey / half)
+        aperture = max(lower - upper, 0.15)
+        across = np.clip(1 - u * u, 0, 1) ** 0.5
+        # Full slide from the lid crease down to the lower lid, fading out just below it.
+        down = _smoothstep(upper - 1.5 * aperture, upper, v) * (1 - _smoothstep(lower, lower + 0.35, v))
+        fields[f"blink{name}"] = np.outer(0.9 * aperture * half * across * down, ey)
+        brow = landmarks[idx["brow"]]
+        dist2 = np.sum((points - brow) ** 2, axis=1) / (1.1 * half) ** 2
+        fields["brow"] = fields["brow"] - np.outer(0.22 * half * np.exp(-dist2), ey)
+    return fields
+
+
+@dataclass(frozen=True, eq=False)
+class FaceRig:
+    frame: MouthFrame
+    landmarks: np.ndarray
+    roi: tuple[int, int, int, int]  # x0, y0, x1, y1 of the region the fields cover
+    fields: np.ndarray  # len(BASIS) x roi_h x roi_w x 2, float32 pixels per unit weight
+
+    def displacement(self, basis_weights: np.ndarray) -> np.ndarray:
+        return np.tensordot(basis_weights.astype(np.float32), self.fields, axes=1)
+
+    def opening(self, basis_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Upper and lower edges of the newly opened mouth, left to right.
+
+        Both start on the seam between the photo's inner lips: above it the photo stays (its own
+        teeth, if they show), below it everything moves with the jaw, so only the band between
+        the two edges needs painting.
+        """
+        seam = 0.5 * (self.landmarks[UPPER_INNER] + self.landmarks[LOWER_INNER]).astype(np.float64)
+        edges = []
+        for side in (-1.0, 1.0):
+            fields = mouth_basis(self.frame, seam, side=np.full(len(seam), side))
+            shift = sum(w * fields[name] for name, w in zip(BASIS, basis_weights) if name in fields)
+            edges.append(seam + shift)
+        return edges[0], edges[1]
+
+
+def build_rig(landmarks: np.ndarray, image_size: tuple[int, int]) -> FaceRig:
+    width, height = image_size
+    lo, hi = landmarks.min(axis=0), landmarks.max(axis=0)
+    margin = 0.25 * (hi - lo)
+    x0, y0 = np.floor(np.maximum(lo - margin, 0)).astype(int)
+    x1, y1 = np.ceil(np.minimum(hi + margin * np.array([1, 1.6]), [width, height])).astype(int)
+    ys, xs = np.mgrid[y0:y1, x0:x1]
+    points = np.stack([xs.ravel(), ys.ravel()], axis=1).astype(np.float64)
+    frame = mouth_frame(landmarks)
+    named = mouth_basis(frame, points) | eye_basis(landmarks, points)
+    fields = np.stack([named[name].reshape(y1 - y0, x1 - x0, 2) for name in BASIS]).astype(np.float32)
+    return FaceRig(frame=frame, landmarks=landmarks, roi=(int(x0), int(y0), int(x1), int(y1)), fields=fields)

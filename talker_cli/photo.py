@@ -1,0 +1,107 @@
+"""Photo stage: read the face photo, size it for the video, find the face's 478 landmarks.
+
+Landmarks come from MediaPipe FaceMesh, whose model ships inside the mediapipe wheel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from .artifacts import FacePhoto
+from .config import RenderConfig
+from .errors import InputError, ModelMissingError
+
+MIN_FACE_WIDTH_PX = 48
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def video_size(width: int, height: int, max_side: int) -> tuple[int, int]:
+    """Scale so the long side is at most max_side; both sides even (yuv420p needs it)."""
+    scale = min(1.0, max_side / max(width, height))
+    return max(2, int(width * scale) // 2 * 2), max(2, int(height * scale) // 2 * 2)
+
+
+@contextmanager
+def quiet_native_logs():
+    """MediaPipe's C++ code logs to file descriptor 2 directly; keep stderr for our own lines."""
+    os.environ.setdefault("GLOG_minloglevel", "2")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def read_image(path: Path) -> np.ndarray:
+    from PIL import Image, ImageOps, UnidentifiedImageError
+
+    if not path.exists():
+        raise InputError(f"photo not found: {path}")
+    if not path.is_file():
+        raise InputError(f"photo is not a file: {path}")
+    try:
+        with Image.open(path) as image:
+            image = ImageOps.exif_transpose(image)
+            return np.asarray(image.convert("RGB"))
+    except PermissionError:
+        raise InputError(f"photo cannot be read (permission denied): {path}") from None
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
+        raise InputError(f"{path} is not a readable image ({error.__class__.__name__}); pass a JPEG or PNG photo") from None
+
+
+def find_landmarks(image_rgb: np.ndarray) -> np.ndarray | None:
+    """478 x 2 pixel landmarks of the most prominent face, or None."""
+    try:
+        with quiet_native_logs():
+            import mediapipe as mp
+
+            with mp.solutions.face_mesh.FaceMesh(
+                static_image_mode=True, max_num_faces=1, refine_landmarks=True, min_detection_confidence=0.5
+            ) as mesh:
+                result = mesh.process(np.ascontiguousarray(image_rgb))
+    except ImportError:
+        raise ModelMissingError("mediapipe is not installed; run: pip install 'mediapipe==0.10.21'") from None
+    if not result.multi_face_landmarks:
+        return None
+    height, width = image_rgb.shape[:2]
+    points = result.multi_face_landmarks[0].landmark
+    return np.array([[p.x * width, p.y * height] for p in points], dtype=np.float32)
+
+
+def load_photo(path: Path, config: RenderConfig) -> FacePhoto:
+    import cv2
+
+    original = read_image(path)
+    height, width = original.shape[:2]
+    out_w, out_h = video_size(width, height, config.max_side)
+    image = cv2.resize(original, (out_w, out_h), interpolation=cv2.INTER_AREA) if (out_w, out_h) != (width, height) else original
+    landmarks = find_landmarks(image)
+    if landmarks is None:
+        raise InputError(f"no face found in {path}; use a photo with one clear, frontal face")
+    face_width = float(np.ptp(landmarks[:, 0]))
+    if face_width < MIN_FACE_WIDTH_PX:
+        raise InputError(
+            f"the face in {path} is only {face_width:.0f} px wide at the video size; "
+            f"crop the photo closer or raise render.max_side (need {MIN_FACE_WIDTH_PX} px)"
+        )
+    return FacePhoto(
+        path=path, sha256=file_sha256(path), image_rgb=np.ascontiguousarray(image),
+        landmarks_px=landmarks, source_size=(width, height),
+    )

