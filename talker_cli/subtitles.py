@@ -1,0 +1,78 @@
+"""Subtitles (SRT) from the aligned words: short cues broken at sentence ends and pauses."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .artifacts import Word
+
+MAX_CHARS = 42
+PAUSE_BREAK_S = 0.5
+
+
+@dataclass(frozen=True)
+class Cue:
+    start_s: float
+    end_s: float
+    text: str
+
+
+def cues_from_words(words: Sequence[Word]) -> list[Cue]:
+    cues: list[Cue] = []
+    current: list[Word] = []
+    for word in words:
+        if current:
+            text = " ".join(w.text for w in current + [word])
+            pause = word.start_s - current[-1].end_s
+            if len(text) > MAX_CHARS or pause > PAUSE_BREAK_S or current[-1].text.endswith((".", "!", "?")):
+                cues.append(Cue(current[0].start_s, current[-1].end_s, " ".join(w.text for w in current)))
+                current = []
+        current.append(word)
+    if current:
+        cues.append(Cue(current[0].start_s, current[-1].end_s, " ".join(w.text for w in current)))
+    return cues
+
+
+def cues_from_text(text: str, start_s: float, end_s: float) -> list[Cue]:
+    """No per-word labels: lay the text's lines over the speech by character count."""
+    lines, line = [], ""
+    for token in text.split():
+        if line and len(line) + 1 + len(token) > MAX_CHARS:
+            lines.append(line)
+            line = token
+        else:
+            line = f"{line} {token}".strip()
+        if line.endswith((".", "!", "?")):
+            lines.append(line)
+            line = ""
+    if line:
+        lines.append(line)
+    total = sum(len(x) for x in lines) or 1
+    cues, t = [], start_s
+    for x in lines:
+        span = (end_s - start_s) * len(x) / total
+        cues.append(Cue(t, t + span, x))
+        t += span
+    return cues
+
+
+def make_cues(words: Sequence[Word], text: str) -> list[Cue]:
+    if words and all(w.text for w in words):
+        return cues_from_words(words)
+    if words:
+        return cues_from_text(text, words[0].start_s, words[-1].end_s)
+    return []
+
+
+def _timestamp(seconds: float) -> str:
+    ms = int(round(max(seconds, 0.0) * 1000))
+    h, rest = divmod(ms, 3_600_000)
+    m, rest = divmod(rest, 60_000)
+    s, ms = divmod(rest, 1000)
+    return f"{h:02d}:{m:02d}:{s:02d},{ms:03d}"
+
+
+def to_srt(cues: Sequence[Cue]) -> str:
+    blocks = [f"{i}\n{_timestamp(c.start_s)} --> {_timestamp(c.end_s)}\n{c.text}\n" for i, c in enumerate(cues, 1)]
+    return "\n".join(blocks)
