@@ -125,7 +125,7 @@ class PocketsphinxAligner:
             for phone in word:
                 a = phone.start * _FRAME_S
                 phones.append(Phone(arpabet_label(phone.name), a, a + phone.duration * _FRAME_S))
-        return PhoneTrack(phones=tuple(merge_adjacent(phones)), words=tuple(spans), source="pocketsphinx")
+        return PhoneTrack(phones=tuple(merge_adjacent(phones)), words=label_words(spans, text), source="pocketsphinx")
 
     def _decode(self, pcm: bytes) -> None:
         self.decoder.start_utt()

@@ -72,6 +72,14 @@ class Progress:
             self.status.stop()
 
 
+def _setup_logging(quiet: bool) -> None:
+    """talker's own lines at INFO; the libraries' chatter only from WARNING up."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("talker: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    log.setLevel(logging.WARNING if quiet else logging.INFO)
+
+
 def _fail(error: TalkerError) -> None:
     typer.echo(f"talker: error: {error}", err=True)
     raise typer.Exit(error.exit_code)
@@ -122,7 +130,7 @@ def render(
 ) -> None:
     """Render an MP4 of the photo's face saying the text or the recording."""
     _force_offline()
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="talker: %(message)s", stream=sys.stderr)
+    _setup_logging(quiet)
     progress = Progress(quiet)
     try:
         from .config import load_config

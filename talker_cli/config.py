@@ -41,10 +41,8 @@ class LlmConfig:
     dtype: str = "float32"
     max_new_tokens: int = 80
     context_tokens: int = 2048
-    system_prompt: str = (
-        "You are a friendly presenter. Answer in two or three short spoken sentences, "
-        "plain words, no lists, no emoji."
-    )
+    system_prompt: str = "You are a friendly presenter. Answer in two or three short sentences."
+    repetition_penalty: float = 1.15  # small models loop without it
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,7 @@ class TransformersLlm:
         with torch.inference_mode():
             output = self.model.generate(
                 **inputs, max_new_tokens=self.config.max_new_tokens, do_sample=False,
+                repetition_penalty=self.config.repetition_penalty,
                 pad_token_id=self.tokenizer.eos_token_id,
             )
         new_tokens = output[0, inputs["input_ids"].shape[1]:]
