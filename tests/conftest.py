@@ -1,0 +1,57 @@
+"""Shared fixtures: sample paths, a CLI runner, ffprobe, and a cache folder for the LLM."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def offline_environment(tmp_path_factory):
+    # Tests must pass with no network: any hub access would fail loudly.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
+    yield
+
+
+@pytest.fixture(scope="session")
+def face_photo() -> Path:
+    return SAMPLES / "face.png"
+
+
+@pytest.fixture(scope="session")
+def speech_wav() -> Path:
+    return SAMPLES / "speech.wav"
+
+
+@pytest.fixture(scope="session")
+def speech_text() -> str:
+    return (SAMPLES / "speech.txt").read_text().strip()
+
+
+def ffprobe(path: Path) -> dict:
+    exe = shutil.which("ffprobe")
+    assert exe, "ffprobe is needed by the tests: run scripts/system-deps.sh"
+    result = subprocess.run(
+        [exe, "-v", "error", "-show_streams", "-show_format", "-of", "json", str(path)],
+        capture_output=True, check=True, text=True,
+    )
+    return json.loads(result.stdout)
+
+
+def still_preset(tmp_path: Path, **render) -> Path:
+    """A preset with idle motion off, so only the mouth moves between frames."""
+    lines = ["[render]", "head_motion = 0.0", "blink_interval_s = 0.0"]
+    lines += [f"{k} = {v!r}" for k, v in render.items()]
+    path = tmp_path / "still.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -1,0 +1,39 @@
+import pytest
+
+from talker_cli.phonemes import arpabet_label, ipa_durations_to_phones
+
+
+def labels(phones):
+    return [p.label for p in phones]
+
+
+def test_diphthongs_and_affricates_are_one_phone():
+    phones, _ = ipa_durations_to_phones([("h", 0.05), ("a", 0.05), ("ɪ", 0.05), ("t", 0.02), ("ʃ", 0.04)])
+    assert labels(phones) == ["HH", "AY", "CH"]
+    assert phones[1].end_s - phones[1].start_s == pytest.approx(0.10)
+
+
+def test_stress_mark_time_goes_to_the_next_phone_and_length_to_the_previous():
+    phones, _ = ipa_durations_to_phones([("ˈ", 0.03), ("i", 0.05), ("ː", 0.04), ("s", 0.05)])
+    assert labels(phones) == ["IY", "S"]
+    assert phones[0].start_s == 0.0
+    assert phones[0].end_s == pytest.approx(0.12)
+    assert phones[1].start_s == pytest.approx(0.12)
+
+
+def test_track_is_contiguous_and_keeps_total_time():
+    symbols = [("^", 0.03), ("h", 0.03), ("ə", 0.05), (" ", 0.04), ("w", 0.05), ("ɜ", 0.05), ("ː", 0.03),
+               ("l", 0.05), ("d", 0.04), ("!", 0.1), ("$", 0.05)]
+    phones, words = ipa_durations_to_phones(symbols, start_s=1.0)
+    assert phones[0].start_s == 1.0
+    assert phones[-1].end_s == pytest.approx(1.0 + sum(d for _, d in symbols))
+    for a, b in zip(phones, phones[1:]):
+        assert a.end_s == pytest.approx(b.start_s)
+    assert len(words) == 2
+    assert words[1][0] == pytest.approx(1.15)
+
+
+def test_arpabet_labels_drop_stress_and_unknowns_become_silence():
+    assert arpabet_label("AH0") == "AH"
+    assert arpabet_label("iy1") == "IY"
+    assert arpabet_label("+SPN+") == "SIL"

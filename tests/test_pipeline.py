@@ -1,0 +1,73 @@
+"""The runner around the stages, with small stand-in stages: order, freeing, and cleanup on failure."""
+
+import pytest
+
+from talker_cli.config import TalkerConfig
+from talker_cli.errors import InputError, StageError
+from talker_cli.pipeline import run_job
+from talker_cli.stages import Job, Stage
+
+
+class Recorder(Stage):
+    def __init__(self, name, events, fail=None, applies=True):
+        self.name, self.events, self.fail, self._applies = name, events, fail, applies
+
+    def applies(self, job):
+        return self._applies
+
+    def load(self, job):
+        self.events.append(f"load {self.name}")
+        self.engine = object()
+
+    def run(self, job):
+        self.events.append(f"run {self.name}")
+        job.outputs.write_text("subtitles", "partial")
+        if self.fail:
+            raise self.fail
+        return {"ok": True}
+
+    def unload(self):
+        self.events.append(f"unload {self.name}")
+        self.engine = None
+
+
+def job_for(tmp_path):
+    return Job(photo=tmp_path / "p.png", output=tmp_path / "o.mp4", config=TalkerConfig(), text="hi")
+
+
+def test_stages_load_run_unload_in_turn_and_skipped_ones_are_recorded(tmp_path):
+    events = []
+    stages = [Recorder("a", events), Recorder("b", events, applies=False), Recorder("c", events)]
+    manifest = run_job(job_for(tmp_path), stages)
+    assert events == ["load a", "run a", "unload a", "load c", "run c", "unload c"]
+    assert [(s["name"], s["ran"]) for s in manifest["stages"]] == [("a", True), ("b", False), ("c", True)]
+    assert (tmp_path / "o.json").exists() and (tmp_path / "o.srt").exists()
+
+
+def test_a_failing_stage_is_freed_and_leaves_no_files(tmp_path):
+    events = []
+    stages = [Recorder("a", events), Recorder("b", events, fail=RuntimeError("boom")), Recorder("c", events)]
+    with pytest.raises(StageError, match="stage b failed: RuntimeError: boom") as raised:
+        run_job(job_for(tmp_path), stages)
+    assert raised.value.exit_code == 6
+    assert events[-1] == "unload b" and "load c" not in events
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_input_errors_keep_their_class_and_exit_code(tmp_path):
+    with pytest.raises(InputError):
+        run_job(job_for(tmp_path), [Recorder("a", [], fail=InputError("bad"))])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_interrupt_leaves_no_files(tmp_path):
+    with pytest.raises(KeyboardInterrupt):
+        run_job(job_for(tmp_path), [Recorder("a", [], fail=KeyboardInterrupt())])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_output_is_untouched_when_a_job_fails(tmp_path):
+    (tmp_path / "o.mp4").write_bytes(b"previous good video")
+    with pytest.raises(StageError):
+        run_job(job_for(tmp_path), [Recorder("a", [], fail=ValueError("x"))])
+    assert (tmp_path / "o.mp4").read_bytes() == b"previous good video"

@@ -1,0 +1,101 @@
+"""The face rig and frame renderer on the sample photo with its real FaceMesh landmarks."""
+
+import numpy as np
+import pytest
+
+from talker_cli.artifacts import BlendshapeTrack
+from talker_cli.blendshapes import INDEX, NAMES, VISEME_POSES
+from talker_cli.config import RenderConfig
+from talker_cli.face_rig import BASIS, LOWER_INNER, UPPER_INNER, build_rig, mouth_basis
+from talker_cli.photo import load_photo, video_size
+from talker_cli.render import FrameRenderer
+
+
+@pytest.fixture(scope="module")
+def photo(face_photo):
+    return load_photo(face_photo, RenderConfig())
+
+
+@pytest.fixture(scope="module")
+def still_renderer(photo):
+    return FrameRenderer(photo, RenderConfig(head_motion=0.0))
+
+
+def pose_track(viseme, **extra):
+    w = VISEME_POSES[viseme].copy()
+    for name, value in extra.items():
+        w[INDEX[name]] = value
+    return BlendshapeTrack(25, NAMES, w[None])
+
+
+def mouth_box(photo):
+    lm = photo.landmarks_px
+    x0, y0 = lm[[61, 0]].min(axis=0) - 6
+    x1, y1 = lm[[291, 17]].max(axis=0) + 6
+    return slice(int(y0), int(y1)), slice(int(x0), int(x1))
+
+
+def test_video_size_caps_the_long_side_and_keeps_sides_even():
+    assert video_size(1920, 1080, 512) == (512, 288)
+    assert video_size(333, 501, 512) == (332, 500)
+
+
+def test_landmarks_sit_on_the_face(photo):
+    lm = photo.landmarks_px
+    assert lm.shape == (478, 2)
+    # scikit-image's astronaut: the face is in the upper middle of the 512 x 512 picture
+    assert 150 < lm[:, 0].mean() < 300 and 60 < lm[:, 1].mean() < 200
+    assert lm[152, 1] > lm[14, 1] > lm[13, 1] > lm[1, 1]  # chin below lips below nose tip
+
+
+def test_jaw_opens_below_the_seam_only(photo):
+    rig = build_rig(photo.landmarks_px, photo.image_rgb.shape[1::-1])
+    lower = mouth_basis(rig.frame, photo.landmarks_px[LOWER_INNER[2:-2]].astype(float), side=np.ones(7))
+    upper = mouth_basis(rig.frame, photo.landmarks_px[UPPER_INNER[2:-2]].astype(float), side=-np.ones(7))
+    jaw_lower = (lower["lipgap"] + lower["chin"]) @ rig.frame.ey
+    assert jaw_lower.min() > 0.5 * rig.frame.half_width_px  # the lower lip drops with the jaw
+    assert np.abs(upper["lipgap"] + upper["chin"]).max() == 0  # the upper lip stays
+    # mouthClose brings the lips towards each other
+    assert ((lower["close"] - upper["close"]) @ rig.frame.ey).max() < 0
+    assert rig.fields.shape[0] == len(BASIS)
+
+
+def test_rest_pose_is_the_photo(photo, still_renderer):
+    frame = still_renderer.render(pose_track("sil"), 0)
+    assert np.abs(frame.astype(int) - photo.image_rgb.astype(int)).mean() < 0.5
+
+
+def test_open_mouth_darkens_the_mouth_and_leaves_the_background(photo, still_renderer):
+    rest = still_renderer.render(pose_track("sil"), 0).astype(int)
+    open_ = still_renderer.render(pose_track("aa"), 0).astype(int)
+    ys, xs = mouth_box(photo)
+    assert open_[ys, xs].mean() < rest[ys, xs].mean() - 10  # a dark cavity appears
+    assert np.abs(open_[:, :100] - rest[:, :100]).max() == 0  # far from the face nothing moves
+
+
+def test_rounded_mouth_is_narrower_than_open_mouth(photo, still_renderer):
+    ys, xs = mouth_box(photo)
+
+    def dark_width(frame):
+        dark = frame[ys, xs].mean(axis=2) < 90
+        cols = np.nonzero(dark.any(axis=0))[0]
+        return cols.max() - cols.min() if len(cols) else 0
+
+    assert dark_width(still_renderer.render(pose_track("U", jawOpen=0.7), 0)) < dark_width(
+        still_renderer.render(pose_track("aa"), 0))
+
+
+def test_blink_changes_the_eyes_not_the_mouth(photo, still_renderer):
+    rest = still_renderer.render(pose_track("sil"), 0).astype(int)
+    blink = still_renderer.render(pose_track("sil", eyeBlinkLeft=1.0, eyeBlinkRight=1.0), 0).astype(int)
+    eye = photo.landmarks_px[159].round().astype(int)
+    ys, xs = mouth_box(photo)
+    assert np.abs(blink[eye[1] - 3:eye[1] + 6, eye[0] - 6:eye[0] + 6] - rest[eye[1] - 3:eye[1] + 6, eye[0] - 6:eye[0] + 6]).mean() > 5
+    assert np.abs(blink[ys, xs] - rest[ys, xs]).max() == 0
+
+
+def test_head_motion_moves_the_frame_over_time(photo):
+    renderer = FrameRenderer(photo, RenderConfig(head_motion=1.0))
+    track = BlendshapeTrack(25, NAMES, np.zeros((100, len(NAMES)), np.float32))
+    a, b = renderer.render(track, 0).astype(int), renderer.render(track, 99).astype(int)
+    assert np.abs(a - b).mean() > 1.0

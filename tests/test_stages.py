@@ -1,0 +1,101 @@
+"""Each model stage on its real offline default: the models that ship in the wheels."""
+
+import re
+
+import numpy as np
+import pytest
+
+from talker_cli.alignment import PocketsphinxAligner, make_aligner
+from talker_cli.artifacts import Speech
+from talker_cli.asr import ASR_RATE, make_asr
+from talker_cli.audio_io import decode_audio, resample
+from talker_cli.config import AlignmentConfig, AsrConfig, LlmConfig, TtsConfig
+from talker_cli.llm import make_llm, spoken_reply
+from talker_cli.tts import make_tts
+
+
+@pytest.fixture(scope="module")
+def spoken():
+    tts = make_tts(TtsConfig())
+    tts.load()
+    try:
+        yield tts.synthesize("Hello there. My name is Bob, and I love apples.")
+    finally:
+        tts.unload()
+
+
+@pytest.fixture(scope="module")
+def recording(speech_wav):
+    return Speech(decode_audio(speech_wav, ASR_RATE), ASR_RATE, "recording", source_path=speech_wav)
+
+
+def test_piper_speaks_with_its_own_phoneme_timings(spoken):
+    assert spoken.sample_rate >= 16000
+    assert 2.0 < spoken.duration_s < 8.0
+    assert np.abs(spoken.samples).max() > 0.3  # real sound, not silence
+    phones = spoken.native_phones
+    labels = [p.label for p in phones]
+    assert "B" in labels and "AA" in labels and "P" in labels  # Bob, apples
+    for a, b in zip(phones, phones[1:]):
+        assert a.end_s == pytest.approx(b.start_s, abs=1e-6)
+    assert phones[-1].end_s <= spoken.duration_s
+    assert len(spoken.native_words) == 10
+
+
+def test_native_alignment_labels_words_from_the_script(spoken):
+    aligner = make_aligner(AlignmentConfig(), spoken)
+    track = aligner.align(spoken, "Hello there. My name is Bob, and I love apples.")
+    assert track.source == "tts-native"
+    assert [w.text for w in track.words][:2] == ["Hello", "there."]
+
+
+def test_whisper_transcribes_the_sample_recording(recording, speech_text):
+    asr = make_asr(AsrConfig())
+    asr.load()
+    try:
+        transcript = asr.transcribe(recording)
+    finally:
+        asr.unload()
+    said = set(re.findall(r"[a-z]+", transcript.text.lower()))
+    expected = set(re.findall(r"[a-z]+", speech_text.lower()))
+    assert len(said & expected) >= 0.7 * len(expected)
+    assert transcript.words[0].start_s < transcript.words[-1].end_s <= recording.duration_s + 0.5
+
+
+def test_pocketsphinx_aligns_known_text_to_the_recording(recording, speech_text):
+    aligner = PocketsphinxAligner()
+    aligner.load()
+    try:
+        track = aligner.align(recording, speech_text)
+    finally:
+        aligner.unload()
+    speech_phones = [p for p in track.phones if p.label != "SIL"]
+    assert len(speech_phones) > 30
+    assert track.phones[-1].end_s <= recording.duration_s + 0.05
+    # the sample has 0.3 s of silence first: speech must not be placed inside it
+    assert speech_phones[0].start_s >= 0.2
+    assert [w.text for w in track.words][:2] == ["Good", "morning."]
+
+
+def test_pocketsphinx_pronounces_words_missing_from_its_dictionary(spoken):
+    aligner = PocketsphinxAligner()
+    aligner.load()
+    try:
+        speech16 = Speech(resample(spoken.samples, spoken.sample_rate, 16000), 16000, "tts")
+        track = aligner.align(speech16, "Hello there. My name is Blorptastic, and I love apples.")
+    finally:
+        aligner.unload()
+    assert any(w.text.startswith("Blorptastic") for w in track.words)
+
+
+def test_smollm_replies_deterministically():
+    llm = make_llm(LlmConfig(max_new_tokens=40))
+    llm.load()
+    try:
+        first = llm.reply("What is the capital of France?")
+        second = llm.reply("What is the capital of France?")
+    finally:
+        llm.unload()
+    assert first == second
+    assert "Paris" in first
+    assert spoken_reply(first).text

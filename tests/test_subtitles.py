@@ -1,0 +1,22 @@
+from talker_cli.artifacts import Word
+from talker_cli.subtitles import make_cues, to_srt
+
+
+def test_cues_break_at_sentence_end_and_stay_short():
+    words = [Word(t, i * 0.3, i * 0.3 + 0.25) for i, t in enumerate("Hello there. This is a rather long line of words that must wrap".split())]
+    cues = make_cues(words, "")
+    assert cues[0].text == "Hello there."
+    assert all(len(c.text) <= 42 for c in cues)
+    assert cues[0].start_s == 0.0
+
+
+def test_unlabelled_words_take_the_script_spread_over_the_speech():
+    words = [Word("", 1.0, 1.5), Word("", 1.6, 3.0)]
+    cues = make_cues(words, "One. Two.")
+    assert [c.text for c in cues] == ["One.", "Two."]
+    assert cues[0].start_s == 1.0 and cues[-1].end_s == 3.0
+
+
+def test_srt_format():
+    srt = to_srt(make_cues([Word("Hi.", 0.0, 61.5)], ""))
+    assert srt == "1\n00:00:00,000 --> 00:01:01,500\nHi.\n"

@@ -1,0 +1,100 @@
+import numpy as np
+import pytest
+
+from talker_cli.artifacts import Phone, VisemeSegment
+from talker_cli.blendshapes import INDEX, NAMES, blendshape_track, blink_times, mouth_weights
+from talker_cli.config import RenderConfig, VisemeConfig
+from talker_cli.visemes import (
+    VISEMES, anticipate_vowels, enforce_min_duration, hold_short_pauses, phones_to_segments, viseme_track,
+)
+
+
+def seg(v, a, b):
+    return VisemeSegment(v, a, b)
+
+
+def names(segments):
+    return [s.viseme for s in segments]
+
+
+def test_every_viseme_is_in_the_ovr_set():
+    phones = [Phone(p, i * 0.1, i * 0.1 + 0.1) for i, p in enumerate("P F TH D K CH S N R AA EH IY OW UW SIL".split())]
+    assert set(names(phones_to_segments(phones))) <= set(VISEMES)
+
+
+def test_hh_takes_the_shape_of_the_next_sound_and_equal_neighbours_join():
+    phones = [Phone("HH", 0.0, 0.1), Phone("UW", 0.1, 0.3), Phone("W", 0.3, 0.4)]
+    assert phones_to_segments(phones) == [seg("U", 0.0, 0.4)]
+
+
+def test_gaps_between_phones_become_silence():
+    segments = phones_to_segments([Phone("M", 0.5, 0.6)])
+    assert segments[0] == seg("sil", 0.0, 0.5)
+
+
+def test_short_pause_holds_previous_shape_long_pause_rests():
+    segments = [seg("aa", 0, 0.3), seg("sil", 0.3, 0.4), seg("E", 0.4, 0.6), seg("sil", 0.6, 0.9), seg("O", 0.9, 1.2)]
+    held = hold_short_pauses(segments, 0.12)
+    assert names(held) == ["aa", "E", "sil", "O"]
+    assert held[0].end_s == 0.4
+
+
+def test_short_shape_borrows_time_from_a_long_neighbour():
+    segments = [seg("aa", 0, 0.3), seg("PP", 0.3, 0.33), seg("E", 0.33, 0.6)]
+    out = enforce_min_duration(segments, 0.07)
+    assert names(out) == ["aa", "PP", "E"]
+    assert all(s.end_s - s.start_s >= 0.07 - 1e-9 for s in out)
+    assert out[0].start_s == 0 and out[-1].end_s == 0.6  # total time is kept
+
+
+def test_short_shape_between_short_neighbours_is_absorbed():
+    segments = [seg("DD", 0, 0.05), seg("kk", 0.05, 0.08), seg("nn", 0.08, 0.13)]
+    out = enforce_min_duration(segments, 0.07)
+    assert all(s.end_s - s.start_s >= 0.07 - 1e-9 for s in out)
+    assert out[0].start_s == 0 and out[-1].end_s == pytest.approx(0.13)
+
+
+def test_vowel_anticipated_over_rest_and_tongue_consonant_not_over_lip_consonant():
+    out = anticipate_vowels([seg("sil", 0, 1.0), seg("aa", 1.0, 1.3)], 0.2)
+    assert out[1].start_s == pytest.approx(0.8)
+    out = anticipate_vowels([seg("kk", 0, 0.1), seg("U", 0.1, 0.3)], 0.2)
+    assert out[1].start_s == pytest.approx(0.05)  # at most half the consonant
+    out = anticipate_vowels([seg("PP", 0, 0.1), seg("aa", 0.1, 0.3)], 0.2)
+    assert out[1].start_s == pytest.approx(0.1)  # the lips must close first
+
+
+def test_weights_rest_in_silence_and_move_in_speech():
+    segments = [seg("sil", 0, 0.5), seg("aa", 0.5, 0.9), seg("sil", 0.9, 1.6)]
+    w = mouth_weights(segments, 1.6, 25, VisemeConfig())
+    jaw = w[:, INDEX["jawOpen"]]
+    assert jaw[:5].max() < 0.02  # 0..0.2 s: at rest
+    assert jaw[15:20].max() > 0.5  # inside the vowel
+    assert jaw[-5:].max() < 0.02
+    assert np.abs(np.diff(jaw)).max() < 0.35  # smooth transitions
+
+
+def test_a_short_closure_is_always_seen_closed():
+    segments = [seg("aa", 0, 0.4), seg("PP", 0.4, 0.47), seg("aa", 0.47, 0.9)]
+    w = mouth_weights(segments, 0.9, 25, VisemeConfig())
+    closure_frames = range(int(0.4 * 25), int(np.ceil(0.47 * 25)))
+    assert max(w[f, INDEX["mouthClose"]] for f in closure_frames) >= 0.89
+    assert min(w[f, INDEX["jawOpen"]] for f in closure_frames) <= 0.08
+
+
+def test_blinks_are_spaced_and_seeded():
+    rng = np.random.default_rng(0)
+    times = blink_times(30.0, 4.0, rng)
+    assert 4 <= len(times) <= 15
+    assert min(np.diff(times)) >= 2.0
+    assert times == blink_times(30.0, 4.0, np.random.default_rng(0))
+    assert blink_times(30.0, 0.0, rng) == []
+
+
+def test_track_has_arkit_names_one_row_per_frame_and_blinks():
+    phones = [Phone("SIL", 0, 0.5), Phone("HH", 0.5, 0.55), Phone("AY", 0.55, 0.8), Phone("SIL", 0.8, 6.0)]
+    track = blendshape_track(viseme_track(phones, VisemeConfig()), 6.0, VisemeConfig(), RenderConfig(fps=30))
+    assert track.names == NAMES
+    assert {"jawOpen", "mouthClose", "mouthFunnel", "mouthPucker", "eyeBlinkLeft", "eyeBlinkRight"} <= set(NAMES)
+    assert track.frame_count == 180
+    assert track.weights.min() >= 0 and track.weights.max() <= 1
+    assert track.weights[:, INDEX["eyeBlinkLeft"]].max() > 0.9
