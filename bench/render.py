@@ -1,0 +1,80 @@
+"""Render benchmark: texts of about 10 s, 60 s and 300 s of speech through the whole pipeline.
+
+Prints per-stage seconds, the render stage's frames per second, the whole run's real-time factor
+(run seconds / video seconds) and the peak RSS. Each length runs in its own process so peak RSS
+is that run's own.
+
+    python bench/render.py [--lengths 10,60,300] [--preset cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PARAGRAPH = (
+    "The morning light came slowly over the hills, and the town began its ordinary day. "
+    "Bakers opened their doors, buses pulled away from the square, and children argued about homework. "
+    "Nobody noticed the small robot that rolled along the pavement, counting paving stones and humming. "
+)
+WORDS_PER_SECOND = 2.3  # the default voice reads this text at about 138 words a minute
+
+
+def text_for(seconds: float) -> str:
+    words = PARAGRAPH.split()
+    wanted = int(seconds * WORDS_PER_SECOND)
+    return " ".join(words[i % len(words)] for i in range(wanted)).rstrip(",") + "."
+
+
+def run_one(seconds: float, preset: str, folder: Path) -> dict:
+    text_file = folder / f"text-{seconds:.0f}.txt"
+    text_file.write_text(text_for(seconds))
+    out = folder / f"bench-{seconds:.0f}.mp4"
+    command = [sys.executable, "-m", "talker_cli", "render", "--photo", str(ROOT / "samples" / "face.png"),
+               "--text-file", str(text_file), "--preset", preset, "-o", str(out), "--json", "--quiet"]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    if result.returncode != 0:
+        raise SystemExit(f"render of {seconds:.0f} s failed: {result.stderr.strip()}")
+    return json.loads(result.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lengths", default="10,60,300", help="target speech lengths in seconds")
+    parser.add_argument("--preset", default="cpu")
+    args = parser.parse_args()
+    lengths = [float(x) for x in args.lengths.split(",")]
+    stage_names = ["photo", "input", "tts", "alignment", "visemes", "render", "mp4"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for seconds in lengths:
+            manifest = run_one(seconds, args.preset, Path(tmp))
+            stages = {s["name"]: s for s in manifest["stages"]}
+            rows.append({
+                "target_s": seconds,
+                "video_s": manifest["video"]["duration_s"],
+                "frames": manifest["video"]["frames"],
+                **{name: stages[name]["seconds"] for name in stage_names},
+                "draw_s": stages["mp4"]["details"]["render_seconds"],
+                "render_fps": stages["mp4"]["details"]["render_fps"],
+                "total_s": manifest["seconds"],
+                "rtf": manifest["real_time_factor"],
+                "peak_rss_mib": max(s["peak_rss_bytes"] for s in manifest["stages"] if s["ran"]) / 2**20,
+            })
+    header = ["video s", "frames"] + [f"{n} s" for n in stage_names] + ["draw s", "draw fps", "total s", "RTF", "peak RSS MiB"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for r in rows:
+        cells = [f"{r['video_s']:.1f}", str(r["frames"])] + [f"{r[n]:.2f}" for n in stage_names]
+        cells += [f"{r['draw_s']:.2f}", f"{r['render_fps']:.0f}", f"{r['total_s']:.1f}", f"{r['rtf']:.3f}", f"{r['peak_rss_mib']:.0f}"]
+        print("| " + " | ".join(cells) + " |")
+    print("\nmp4 s includes drawing the frames (draw s); RTF = run seconds / video seconds (lower is faster).")
+
+
+if __name__ == "__main__":
+    main()
