@@ -132,3 +132,19 @@ def test_gpu_preset_without_gpu_is_refused_before_any_stage(out_dir, face_photo,
     result = run("--photo", face_photo, "--text", "Hi.", "--preset", "gpu-12gb", "-o", out_dir / "a.mp4")
     assert_failed_cleanly(result, 5, "no CUDA GPU is usable", out_dir)
     assert "stage photo" not in result.stderr
+
+
+def test_help_does_not_import_heavy_libraries():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from talker_cli.cli import app\n"
+        "for args in (['--help'], ['render', '--help']):\n"
+        "    assert CliRunner().invoke(app, args).exit_code == 0\n"
+        "heavy = [m for m in ('torch', 'transformers', 'mediapipe', 'cv2', 'piper') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
