@@ -1,0 +1,157 @@
+"""Read a model's memory-deciding shapes without loading its weights.
+
+Sources, fastest first: GGUF tensor tables (gguf's memory-mapped reader), safetensors headers (a
+JSON table at the start of each file) with config.json, and as a last resort the model built on
+PyTorch's meta device from its config, which allocates nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+from .vram_plan import ModelSpec
+
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
+
+
+def _dims_from_config(cfg: dict[str, Any]) -> dict[str, int]:
+    hidden = cfg.get("hidden_size") or cfg.get("n_embd") or cfg.get("d_model") or 0
+    heads = cfg.get("num_attention_heads") or cfg.get("n_head") or cfg.get("encoder_attention_heads") or 0
+    return {
+        "layers": cfg.get("num_hidden_layers") or cfg.get("n_layer") or cfg.get("encoder_layers") or 0,
+        "hidden": hidden,
+        "heads": heads,
+        "kv_heads": cfg.get("num_key_value_heads") or heads,
+        "head_dim": cfg.get("head_dim") or (hidden // heads if heads else 0),
+        "intermediate": cfg.get("intermediate_size") or cfg.get("n_inner") or cfg.get("encoder_ffn_dim") or 4 * hidden,
+        "vocab": cfg.get("vocab_size") or 0,
+    }
+
+
+def spec_from_config(cfg: dict[str, Any], param_count: int, dtype: str, name: str) -> ModelSpec:
+    dims = _dims_from_config(cfg)
+    if cfg.get("model_type") == "whisper":
+        return ModelSpec(
+            kind="whisper", name=name, param_count=param_count, dtype_bytes=DTYPE_BYTES[dtype], **dims,
+            decoder_layers=cfg.get("decoder_layers", dims["layers"]),
+            source_positions=cfg.get("max_source_positions", 1500), mel_bins=cfg.get("num_mel_bins", 80),
+        )
+    return ModelSpec(kind="causal-lm", name=name, param_count=param_count, dtype_bytes=DTYPE_BYTES[dtype], **dims)
+
+
+def safetensors_param_count(files: list[Path]) -> int:
+    """Sum of element counts from the headers: 8 bytes of length, then a JSON table of tensors."""
+    total = 0
+    for path in files:
+        with open(path, "rb") as handle:
+            (length,) = struct.unpack("<Q", handle.read(8))
+            header = json.loads(handle.read(length))
+        for key, entry in header.items():
+            if key == "__metadata__":
+                continue
+            n = 1
+            for size in entry["shape"]:
+                n *= size
+            total += n
+    return total
+
+
+def meta_param_count(cfg: dict[str, Any]) -> int:
+    """Build the model on the meta device (no memory) and count its distinct parameters."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSpeechSeq2Seq
+
+    config = AutoConfig.for_model(**cfg)
+    factory = AutoModelForSpeechSeq2Seq if cfg.get("model_type") == "whisper" else AutoModelForCausalLM
+    with torch.device("meta"):
+        model = factory.from_config(config)
+    return sum(p.numel() for p in model.parameters())
+
+
+def spec_from_folder(folder: Path, dtype: str) -> ModelSpec:
+    cfg = json.loads((folder / "config.json").read_text())
+    files = sorted(folder.glob("*.safetensors"))
+    count = safetensors_param_count(files) if files else meta_param_count(cfg)
+    return spec_from_config(cfg, count, dtype, folder.name)
+
+
+# GGUF value types: sizes of the fixed-width ones; 8 is a string, 9 an array.
+_GGUF_SCALAR = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+
+
+def read_gguf_header(path: Path) -> tuple[dict[str, Any], int]:
+    """GGUF metadata (arrays summarised by their length) and the total element count of its tensors.
+
+    Reads only the header, skipping the tokenizer's tens of thousands of strings quickly; the
+    gguf package's reader decodes all of them and takes seconds.
+    """
+    with open(path, "rb") as f:
+        def unpack(fmt):
+            return struct.unpack("<" + fmt, f.read(struct.calcsize("<" + fmt)))[0]
+
+        def string():
+            return f.read(unpack("Q")).decode("utf-8", errors="replace")
+
+        def value(kind):
+            if kind == 8:
+                return string()
+            if kind == 9:
+                item, count = unpack("I"), unpack("Q")
+                if item == 8:
+                    for _ in range(count):
+                        f.seek(unpack("Q"), 1)
+                elif item in _GGUF_SCALAR:
+                    f.seek(count * struct.calcsize(_GGUF_SCALAR[item]), 1)
+                else:
+                    for _ in range(count):
+                        value(item)
+                return count
+            return unpack(_GGUF_SCALAR[kind])
+
+        if f.read(4) != b"GGUF":
+            raise ValueError(f"{path} is not a GGUF file")
+        unpack("I")  # version
+        n_tensors, n_kv = unpack("Q"), unpack("Q")
+        meta = {}
+        for _ in range(n_kv):
+            key = string()
+            meta[key] = value(unpack("I"))
+        elements = 0
+        for _ in range(n_tensors):
+            string()
+            n = 1
+            for _ in range(unpack("I")):
+                n *= unpack("Q")
+            unpack("I")  # tensor type
+            unpack("Q")  # offset
+            elements += n
+    return meta, elements
+
+
+def spec_from_gguf(path: Path, dtype: str) -> ModelSpec:
+    """transformers dequantizes GGUF on load: the model's size on the device is params x dtype."""
+    meta, count = read_gguf_header(path)
+    arch = meta["general.architecture"]
+    cfg = {
+        "num_hidden_layers": meta[f"{arch}.block_count"],
+        "hidden_size": meta[f"{arch}.embedding_length"],
+        "num_attention_heads": meta[f"{arch}.attention.head_count"],
+        "num_key_value_heads": meta.get(f"{arch}.attention.head_count_kv"),
+        "intermediate_size": meta[f"{arch}.feed_forward_length"],
+        "vocab_size": meta["tokenizer.ggml.tokens"],
+    }
+    return spec_from_config(cfg, count, dtype, path.name)
+
+
+CTRANSLATE2_WORKSPACE = 256 * 2**20
+
+
+def spec_from_ctranslate2(folder: Path) -> ModelSpec:
+    """CTranslate2 allocates through its own allocator, outside PyTorch's: its weights as stored
+    (float16 Whisper conversions stay float16 on the GPU) plus a workspace for one window."""
+    weights = (folder / "model.bin").stat().st_size
+    return ModelSpec(kind="external", name=folder.name, param_count=0, dtype_bytes=1,
+                     external_bytes=weights + CTRANSLATE2_WORKSPACE)

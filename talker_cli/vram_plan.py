@@ -1,0 +1,134 @@
+"""VRAM arithmetic: the bytes a model stage needs on its device, from shapes alone.
+
+A stage's need = weights + caches + the largest transient activations, for the actual input
+(prompt and reply tokens, audio windows). Nothing is loaded: ModelSpec comes from config files or
+weight-file headers (model_specs.py). Formulas assume PyTorch SDPA attention (no seq x seq score
+matrix), transformers' generate (logits for the last position only, DynamicCache), batch-major
+activations, and were checked against torch.cuda.max_memory_allocated on an H200 (bench/vram.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GIB = 2**30
+MIB = 2**20
+ALLOCATOR_ROUND = 512  # the caching allocator rounds every block up to 512 bytes
+SMALL_POOL_HEADROOM = 64 * MIB  # < 1 MB allocations live in 2 MiB segments of their own pool
+CUDA_CONTEXT_BYTES = 600 * MIB  # driver context + kernels, outside the allocator (seen: 500-560 MiB on H200)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Shapes that decide memory. kind: 'causal-lm', 'whisper' or 'external' (not torch-allocated)."""
+
+    kind: str
+    name: str
+    param_count: int
+    dtype_bytes: int
+    layers: int = 0
+    hidden: int = 0
+    heads: int = 0
+    kv_heads: int = 0
+    head_dim: int = 0
+    intermediate: int = 0
+    vocab: int = 0
+    decoder_layers: int = 0  # whisper
+    source_positions: int = 1500  # whisper encoder positions per 30 s window
+    mel_bins: int = 80
+    external_bytes: int = 0  # for 'external' engines: measured or declared device bytes
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.param_count * self.dtype_bytes
+
+
+@dataclass(frozen=True)
+class Workload:
+    prompt_tokens: int = 0
+    new_tokens: int = 0
+    windows: int = 0  # 30 s audio windows
+    batch: int = 1  # sequences (LLM) or windows (whisper) run together
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    stage: str
+    device: str
+    model: str
+    weights_bytes: int
+    cache_bytes: int
+    activation_bytes: int
+    torch_allocated: bool = True  # False: the engine allocates outside PyTorch's caching allocator
+    detail: str = ""
+
+    @property
+    def peak_bytes(self) -> int:
+        return self.weights_bytes + self.cache_bytes + self.activation_bytes
+
+
+def _round(n: float) -> int:
+    return int(-(-int(n) // ALLOCATOR_ROUND) * ALLOCATOR_ROUND)
+
+
+def kv_cache_bytes(spec: ModelSpec, tokens: int, batch: int = 1) -> int:
+    """K and V for every layer and token; DynamicCache's concatenation briefly holds one more layer."""
+    per_layer = 2 * batch * spec.kv_heads * spec.head_dim * tokens * spec.dtype_bytes
+    return _round(per_layer * spec.layers + per_layer // 2)
+
+
+def causal_lm_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> StagePlan:
+    b, p, dt = work.batch, max(work.prompt_tokens, 1), spec.dtype_bytes
+    total_tokens = p + work.new_tokens
+    cache = kv_cache_bytes(spec, total_tokens, b)
+    # Prefill is the activation peak: gate, up and act(gate)*up of the MLP live together, next to
+    # the residual stream, the normed input and SDPA's q/k/v/out (k, v repeated to all heads).
+    mlp = 3 * b * p * spec.intermediate * dt
+    stream = 6 * b * p * spec.hidden * dt
+    attention = 2 * b * p * spec.heads * spec.head_dim * dt
+    # Logits for the last position, upcast to float32, with the sampler's copy.
+    logits = 3 * b * spec.vocab * 4
+    activations = _round(mlp + stream + attention + logits)
+    return StagePlan(stage, device, spec.name, _round(spec.weight_bytes), cache, activations,
+                     detail=f"{p}+{work.new_tokens} tokens x{b}")
+
+
+def whisper_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> StagePlan:
+    b, dt, pos, d = max(min(work.windows, work.batch), 1), spec.dtype_bytes, spec.source_positions, spec.hidden
+    tokens = work.new_tokens + 4  # the decoder prompt: start, language, task, no-timestamps
+    # Decoder self-attention cache, plus cross-attention K/V of the encoder output for every layer.
+    self_kv = 2 * b * tokens * d * dt * spec.decoder_layers
+    cross_kv = 2 * b * pos * d * dt * spec.decoder_layers
+    encoder_out = b * pos * d * dt
+    cache = _round(self_kv + cross_kv + encoder_out)
+    # Encoder peak: the first convolution's output over 2 x pos frames (and its GELU) or an MLP
+    # block (fc1 output and its GELU) beside the residual stream, whichever is larger.
+    conv = 2 * b * d * (2 * pos) * dt + b * spec.mel_bins * 2 * pos * dt
+    mlp = b * pos * (2 * spec.intermediate + 6 * d) * dt
+    logits = 3 * b * spec.vocab * 4
+    activations = _round(max(conv, mlp) + logits)
+    return StagePlan(stage, device, spec.name, _round(spec.weight_bytes), cache, activations,
+                     detail=f"{work.windows} windows, batch {b}, {work.new_tokens} tokens")
+
+
+def external_plan(spec: ModelSpec, stage: str, device: str) -> StagePlan:
+    return StagePlan(stage, device, spec.name, spec.external_bytes, 0, 0, torch_allocated=False,
+                     detail="allocates outside PyTorch")
+
+
+def plan_stage(spec: ModelSpec, work: Workload, stage: str, device: str) -> StagePlan:
+    if spec.kind == "causal-lm":
+        return causal_lm_plan(spec, work, stage, device)
+    if spec.kind == "whisper":
+        return whisper_plan(spec, work, stage, device)
+    if spec.kind == "external":
+        return external_plan(spec, stage, device)
+    raise ValueError(f"no VRAM formula for model kind {spec.kind!r}")
+
+
+def reservation_bytes(plans: list[StagePlan], margin: float = 0.03) -> int:
+    """One reservation per device: the largest torch stage plus a small margin and the small pool."""
+    torch_peaks = [p.peak_bytes for p in plans if p.torch_allocated]
+    if not torch_peaks:
+        return 0
+    return _round(max(torch_peaks) * (1 + margin)) + SMALL_POOL_HEADROOM
