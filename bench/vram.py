@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT))
 GIB = 2**30
 LENGTHS = {
     # asr: 30 s windows and tokens per window; llm: prompt + new tokens; tts: text + audio-code tokens
-    "short": {"asr_windows": 1, "asr_tokens": 64, "llm_prompt": 256, "llm_new": 64, "tts_prompt": 64, "tts_new": 256},
-    "medium": {"asr_windows": 4, "asr_tokens": 128, "llm_prompt": 2048, "llm_new": 64, "tts_prompt": 128, "tts_new": 1024},
-    "long": {"asr_windows": 10, "asr_tokens": 160, "llm_prompt": 8192, "llm_new": 64, "tts_prompt": 256, "tts_new": 2048},
+    "short": {"asr_windows": 1, "asr_tokens": 32, "llm_prompt": 256, "llm_new": 16, "tts_prompt": 64, "tts_new": 64},
+    "medium": {"asr_windows": 4, "asr_tokens": 48, "llm_prompt": 2048, "llm_new": 16, "tts_prompt": 512, "tts_new": 128},
+    "long": {"asr_windows": 10, "asr_tokens": 64, "llm_prompt": 8192, "llm_new": 16, "tts_prompt": 2048, "tts_new": 256},
 }
 ASR_BATCH = 8  # windows decoded together
 
@@ -107,7 +107,8 @@ def plans_for(size):
     plans = {}
     for name, (cfg, dtype) in configs().items():
         d = cfg.to_dict()
-        spec = spec_from_config(d, meta_param_count(d), dtype, name)
+        params, buffers = meta_param_count(d)
+        spec = spec_from_config(d, params, dtype, name, buffers)
         if name == "asr":
             work = Workload(windows=size["asr_windows"], batch=ASR_BATCH, new_tokens=size["asr_tokens"])
         elif name == "llm":
@@ -173,6 +174,8 @@ def measure_mode(mode, length):
         if mode == "a":  # weights of all three are resident: the stage's own peak is not separable
             row["peak_allocated"] = s["allocated_bytes.all.peak"]
         stages[name] = row
+        print(f"[{mode} {length}] {name}: {row['seconds']} s, peak allocated {gib(row['peak_allocated'])} GiB, "
+              f"planned {gib(row['planned'])} GiB", flush=True)
         run_peak_reserved = max(run_peak_reserved, s["reserved_bytes.all.peak"])
         if reservation:
             reservation.stage_end()
@@ -199,8 +202,10 @@ def measure_mode(mode, length):
 
 
 def child(mode, lengths, out):
-    results = [measure_mode(mode, length) for length in lengths]
-    Path(out).write_text(json.dumps(results, indent=1))
+    results = []
+    for length in lengths:
+        results.append(measure_mode(mode, length))
+        Path(out).write_text(json.dumps(results, indent=1))  # partial results survive a timeout
 
 
 def gib(n):
@@ -235,6 +240,7 @@ def main():
     parser = argparse.ArgumentParser(description="VRAM strategies side by side on a CUDA GPU")
     parser.add_argument("--mode", choices=list("abcd"))
     parser.add_argument("--length", choices=list(LENGTHS))
+    parser.add_argument("--modes", default="abcd", help="strategies to run, in order")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "vram-h200.json"))
     args = parser.parse_args()
     lengths = [args.length] if args.length else list(LENGTHS)
@@ -242,12 +248,14 @@ def main():
         child(args.mode, lengths, args.out)
         return
     results = []
-    for mode in "abcd":
-        part = Path(args.out).with_suffix(f".{mode}.json")
-        subprocess.run([sys.executable, __file__, "--mode", mode, "--out", str(part)] +
-                       (["--length", args.length] if args.length else []), check=True)
-        results += json.loads(part.read_text())
-        part.unlink()
+    # One process per strategy and length: each starts with an empty allocator, as a job does.
+    for length in lengths:
+        for mode in args.modes:
+            part = Path(args.out).with_suffix(f".{mode}-{length}.json")
+            subprocess.run([sys.executable, __file__, "--mode", mode, "--length", length, "--out", str(part)], check=False)
+            if part.exists():
+                results += json.loads(part.read_text())
+                part.unlink()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=1))
     report(results)

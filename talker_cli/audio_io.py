@@ -45,6 +45,19 @@ def decode_audio(path: Path, sample_rate: int) -> np.ndarray:
     return samples
 
 
+def probe_duration_s(path: Path) -> float:
+    """The container's stated duration, without decoding; 0.0 when ffmpeg cannot tell."""
+    import re
+
+    result = subprocess.run([ffmpeg_exe(), "-nostdin", "-hide_banner", "-i", str(path)],
+                            capture_output=True, check=False)
+    match = re.search(rb"Duration: (\d+):(\d+):(\d+(?:\.\d+)?)", result.stderr)
+    if not match:
+        return 0.0
+    h, m, s = match.groups()
+    return int(h) * 3600 + int(m) * 60 + float(s)
+
+
 def check_not_silent(samples: np.ndarray, path: Path, min_rms_dbfs: float = -50.0) -> None:
     rms = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64)))) if samples.size else 0.0
     level = 20 * np.log10(rms) if rms > 0 else -np.inf

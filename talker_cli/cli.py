@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from .errors import EXIT_INTERRUPTED, InputError, TalkerError, UsageError
+from .errors import EXIT_INTERRUPTED, InputError, NoGpuError, ResourceError, TalkerError, UsageError
 
 app = typer.Typer(
     add_completion=False,
@@ -125,6 +125,7 @@ def render(
     tts_model: Optional[Path] = typer.Option(None, "--tts-model", help="TTS model path (Piper: VOICE.onnx)."),
     asr_model: Optional[Path] = typer.Option(None, "--asr-model", help="ASR model path (CTranslate2 Whisper folder)."),
     llm_model: Optional[Path] = typer.Option(None, "--llm-model", help="LLM path (transformers folder or .gguf)."),
+    mem_ratio: Optional[float] = typer.Option(None, "--mem-ratio", help="The most of a card to reserve (0..1)."),
     json_out: bool = typer.Option(False, "--json", help="Print the run's manifest as JSON on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
 ) -> None:
@@ -142,6 +143,8 @@ def render(
             raise UsageError("give exactly one of --text, --text-file or --audio")
         overrides = _flag_overrides(fps=fps, max_side=max_side, seed=seed, tts_model=tts_model,
                                     asr_model=asr_model, llm_model=llm_model)
+        if mem_ratio is not None:
+            overrides["gpu"] = {"mem_ratio": mem_ratio}
         config = load_config(preset, overrides)
         if text_file is not None:
             text = _read_text_file(text_file)
@@ -159,6 +162,88 @@ def render(
         typer.echo(json.dumps(manifest, indent=2))
     elif not quiet:
         log.info("wrote %s (%.1f s of video in %.1f s)", output, manifest["video"]["duration_s"], manifest["seconds"])
+
+
+def _gib(n: int | None) -> str:
+    return "-" if n is None else f"{n / 2**30:.2f}"
+
+
+def _print_check(verdict, devices) -> None:
+    typer.echo("devices:")
+    if not devices:
+        typer.echo("  none usable (no driver, no GPU, or CUDA_VISIBLE_DEVICES hides them)")
+    for d in devices:
+        others = "" if d.used_by_others_bytes is None else f", {_gib(d.used_by_others_bytes)} GiB used by other processes"
+        typer.echo(f"  {d.label}  {d.name}  {_gib(d.total_bytes)} GiB total, {_gib(d.free_bytes)} GiB free{others}  [{d.source}]")
+    typer.echo("plan (GiB):")
+    typer.echo(f"  {'stage':<6} {'device':<8} {'weights':>8} {'cache':>7} {'activ.':>7} {'peak':>7}  model / input")
+    for p in verdict.plans:
+        where = "" if p.torch_allocated else " (outside PyTorch)"
+        typer.echo(f"  {p.stage:<6} {p.device:<8} {_gib(p.weights_bytes):>8} {_gib(p.cache_bytes):>7} "
+                   f"{_gib(p.activation_bytes):>7} {_gib(p.peak_bytes):>7}  {p.model}, {p.detail}{where}")
+    for d in verdict.devices:
+        typer.echo(f"reservation on {d.device}: {_gib(d.reservation_bytes)} GiB (+{_gib(d.external_bytes)} GiB outside PyTorch, "
+                   f"{_gib(d.need_bytes)} GiB with the CUDA context; cap {_gib(d.cap_bytes)} GiB)")
+    for stage, why in verdict.fallbacks.items():
+        typer.echo(f"fallback: {stage} on the CPU ({why})")
+    typer.echo(f"verdict: {verdict.message}")
+    for line in verdict.suggestions:
+        typer.echo(f"  would fit: {line}")
+
+
+@app.command("check-gpu")
+def check_gpu(
+    preset: str = typer.Option("cpu", "--preset", help="Preset name from presets/ or a .toml path."),
+    text: Optional[str] = typer.Option(None, "--text", help="Plan for this text."),
+    text_file: Optional[Path] = typer.Option(None, "--text-file", help="Plan for this file's text."),
+    audio: Optional[Path] = typer.Option(None, "--audio", help="Plan for this recording's length."),
+    reply: bool = typer.Option(False, "--reply", help="Plan for an LLM reply too."),
+    mem_ratio: Optional[float] = typer.Option(None, "--mem-ratio", help="The most of a card to reserve (0..1)."),
+    llm_model: Optional[Path] = typer.Option(None, "--llm-model", help="LLM path (transformers folder or .gguf)."),
+    asr_model: Optional[Path] = typer.Option(None, "--asr-model", help="ASR model path (CTranslate2 Whisper folder)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the plan and verdict as JSON."),
+) -> None:
+    """Plan a job's VRAM per stage and check it against the GPUs, without loading any model.
+
+    Exit 0: the job fits. Exit 5: it does not (what would fit is listed). Exit 7: no GPU is usable.
+    """
+    _force_offline()
+    _setup_logging(quiet=True)
+    try:
+        from .config import load_config
+        from .gpu_probe import probe_devices
+        from .preflight import JobSize, decide, plan_job
+        from .stages import verdict_summary
+
+        if text is not None and text_file is not None:
+            raise UsageError("give at most one of --text and --text-file")
+        overrides = _flag_overrides(llm_model=llm_model, asr_model=asr_model)
+        if mem_ratio is not None:
+            overrides["gpu"] = {"mem_ratio": mem_ratio}
+        config = load_config(preset, overrides)
+        if text_file is not None:
+            text = _read_text_file(text_file)
+        if audio is not None:
+            from .audio_io import probe_duration_s
+
+            if not audio.is_file():
+                raise InputError(f"audio file not found: {audio}")
+            size = JobSize(audio_s=probe_duration_s(audio), reply=reply)
+        else:
+            size = JobSize(text_chars=len(text or ""), reply=reply)
+        devices = probe_devices()
+        verdict = decide(plan_job(config, size), devices, config)
+    except TalkerError as error:
+        _fail(error)
+    if json_out:
+        summary = verdict_summary(verdict) | {"gpus": [d.__dict__ | {"device": d.label} for d in devices]}
+        typer.echo(json.dumps(summary, indent=2))
+    else:
+        _print_check(verdict, devices)
+    if not verdict.fits:
+        raise typer.Exit(ResourceError.exit_code if verdict.gpu_usable else NoGpuError.exit_code)
+    if verdict.plans and not verdict.gpu_usable:
+        raise typer.Exit(NoGpuError.exit_code)
 
 
 @app.command()

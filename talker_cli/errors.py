@@ -7,6 +7,7 @@ Exit codes (documented in the README):
   4  missing model or library
   5  insufficient resources (memory, GPU)
   6  a stage failed while running
+  7  no GPU is usable for a job that needs one
   130 interrupted
 """
 
@@ -37,6 +38,10 @@ class ResourceError(TalkerError):
 
 class StageError(TalkerError):
     exit_code = 6
+
+
+class NoGpuError(TalkerError):
+    exit_code = 7
 
 
 EXIT_INTERRUPTED = 130

@@ -31,15 +31,16 @@ def _dims_from_config(cfg: dict[str, Any]) -> dict[str, int]:
     }
 
 
-def spec_from_config(cfg: dict[str, Any], param_count: int, dtype: str, name: str) -> ModelSpec:
+def spec_from_config(cfg: dict[str, Any], param_count: int, dtype: str, name: str, buffer_bytes: int = 0) -> ModelSpec:
     dims = _dims_from_config(cfg)
+    common = {"name": name, "param_count": param_count, "dtype_bytes": DTYPE_BYTES[dtype], "buffer_bytes": buffer_bytes}
     if cfg.get("model_type") == "whisper":
         return ModelSpec(
-            kind="whisper", name=name, param_count=param_count, dtype_bytes=DTYPE_BYTES[dtype], **dims,
-            decoder_layers=cfg.get("decoder_layers", dims["layers"]),
+            kind="whisper", **common, **dims, decoder_layers=cfg.get("decoder_layers", dims["layers"]),
             source_positions=cfg.get("max_source_positions", 1500), mel_bins=cfg.get("num_mel_bins", 80),
         )
-    return ModelSpec(kind="causal-lm", name=name, param_count=param_count, dtype_bytes=DTYPE_BYTES[dtype], **dims)
+    tied = bool(cfg.get("tie_word_embeddings", cfg.get("model_type") == "gpt2"))
+    return ModelSpec(kind="causal-lm", **common, **dims, tied_embeddings=tied)
 
 
 def safetensors_param_count(files: list[Path]) -> int:
@@ -59,8 +60,8 @@ def safetensors_param_count(files: list[Path]) -> int:
     return total
 
 
-def meta_param_count(cfg: dict[str, Any]) -> int:
-    """Build the model on the meta device (no memory) and count its distinct parameters."""
+def meta_param_count(cfg: dict[str, Any]) -> tuple[int, int]:
+    """Build the model on the meta device (no memory): its distinct parameters and buffer bytes."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSpeechSeq2Seq
 
@@ -68,14 +69,16 @@ def meta_param_count(cfg: dict[str, Any]) -> int:
     factory = AutoModelForSpeechSeq2Seq if cfg.get("model_type") == "whisper" else AutoModelForCausalLM
     with torch.device("meta"):
         model = factory.from_config(config)
-    return sum(p.numel() for p in model.parameters())
+    params = sum(p.numel() for p in model.parameters())
+    buffers = sum(b.numel() * b.element_size() for b in model.buffers())
+    return params, buffers
 
 
 def spec_from_folder(folder: Path, dtype: str) -> ModelSpec:
     cfg = json.loads((folder / "config.json").read_text())
     files = sorted(folder.glob("*.safetensors"))
-    count = safetensors_param_count(files) if files else meta_param_count(cfg)
-    return spec_from_config(cfg, count, dtype, folder.name)
+    count, buffers = (safetensors_param_count(files), 0) if files else meta_param_count(cfg)
+    return spec_from_config(cfg, count, dtype, folder.name, buffers)
 
 
 # GGUF value types: sizes of the fixed-width ones; 8 is a string, 9 an array.

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .errors import StageError, TalkerError
+from .errors import ResourceError, StageError, TalkerError
 from .metering import StageMeter
 from .outputs import OutputSet
 from .stages import Job, Stage, render_stages
@@ -42,28 +42,74 @@ class StageReport:
 StageCallback = Callable[[str, StageReport | None], None]
 
 
-def _run_stage(stage: Stage, job: Job) -> StageReport:
-    meter = StageMeter()
-    meter.start()
+def _is_gpu_oom(error: BaseException) -> bool:
+    # torch.cuda.OutOfMemoryError, recognised without importing torch
+    return type(error).__name__ == "OutOfMemoryError"
+
+
+def _oom_message(stage: Stage, job: Job, device: str) -> str:
+    planned = job.planned.get(stage.name)
+    figures = f"planned {planned / 2**30:.2f} GiB" if planned else "no plan"
+    reservation = job.reservations.get(device)
+    if reservation is not None and reservation.ledger:
+        stats = reservation.torch.cuda.memory_stats(reservation.torch.device(device))
+        figures += (f", {stats.get('allocated_bytes.all.peak', 0) / 2**30:.2f} GiB allocated at the peak, "
+                    f"{stats.get('reserved_bytes.all.current', 0) / 2**30:.2f} GiB reserved")
+    return (f"stage {stage.name} ran out of GPU memory on {device} ({figures}): the plan was wrong; "
+            "use a smaller preset, --mem-ratio, or the CPU for this stage")
+
+
+def _attempt(stage: Stage, job: Job) -> dict[str, Any]:
     try:
         stage.load(job)
-        details = stage.run(job)
+        return stage.run(job) or {}
+    finally:
+        stage.unload()
+        gc.collect()  # the stage's model and tensors go now; the VRAM reservation stays cached
+
+
+def _run_stage(stage: Stage, job: Job) -> StageReport:
+    device = job.stage_device(stage.name)
+    reservation = job.reservations.get(device)
+    meter = StageMeter()
+    meter.start()
+    if reservation is not None:
+        reservation.stage_begin(stage.name, job.planned.get(stage.name, 0))
+    retried = False
+    try:
+        while True:
+            try:
+                details = _attempt(stage, job)
+                break
+            except Exception as error:
+                batch = getattr(stage, "batch_size", 0)
+                if _is_gpu_oom(error) and batch > 1 and not retried:
+                    stage.batch_size = batch // 2  # one retry at half the batch
+                    retried = True
+                    log.warning("stage %s ran out of GPU memory; retrying once at batch %d", stage.name, stage.batch_size)
+                    continue
+                raise
     except TalkerError:
         raise
     except MemoryError:
-        raise StageError(f"stage {stage.name} ran out of memory") from None
+        raise ResourceError(f"stage {stage.name} ran out of memory") from None
     except Exception as error:  # a library failing inside a stage: say which stage, keep one line
+        if _is_gpu_oom(error):
+            raise ResourceError(_oom_message(stage, job, device)) from None
         log.debug("stage %s failed", stage.name, exc_info=True)
         raise StageError(f"stage {stage.name} failed: {error.__class__.__name__}: {error}") from error
     finally:
-        stage.unload()
-        gc.collect()
+        ledger = reservation.stage_end() if reservation is not None else None
     m = meter.stop()
+    if retried:
+        details["retried_at_batch"] = stage.batch_size
+    if ledger is not None:
+        details["vram"] = ledger.__dict__ | {"planner_error": ledger.planner_error}
     return StageReport(
-        name=stage.name, ran=True, backend=stage.backend, model=stage.model, device=stage.device,
+        name=stage.name, ran=True, backend=stage.backend, model=stage.model, device=device,
         seconds=round(m.seconds, 3), peak_rss_bytes=m.peak_rss_bytes,
         peak_vram_allocated_bytes=m.peak_vram_allocated_bytes, peak_vram_reserved_bytes=m.peak_vram_reserved_bytes,
-        details=details or {},
+        details=details,
     )
 
 
@@ -93,6 +139,9 @@ def run_job(job: Job, stages: Sequence[Stage] | None = None, on_stage: StageCall
     except BaseException:
         job.outputs.discard()
         raise
+    finally:
+        for reservation in job.reservations.values():
+            reservation.release()  # the memory goes back to the driver only now
 
 
 def build_manifest(job: Job, reports: list[StageReport], seconds: float) -> dict[str, Any]:
@@ -116,6 +165,7 @@ def build_manifest(job: Job, reports: list[StageReport], seconds: float) -> dict
         "seconds": round(seconds, 3),
         "real_time_factor": round(seconds / video.duration_s, 3) if video else None,
         "stages": [report.__dict__ for report in reports],
+        "vram": job.vram,
         "config": job.config.to_dict(),
         "config_sha256": hashlib.sha256(repr(job.config.to_dict()).encode()).hexdigest(),
     }

@@ -7,14 +7,17 @@ and model serve it. The runner in pipeline.py alone loads, runs and frees stages
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+import logging
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .artifacts import Script, Speech
 from .config import TalkerConfig
-from .errors import InputError, ResourceError
+from .errors import InputError, NoGpuError, ResourceError
 from .outputs import OutputSet
+
+log = logging.getLogger("talker")
 
 
 @dataclass
@@ -29,6 +32,13 @@ class Job:
     outputs: OutputSet | None = None
     artifacts: dict[str, Any] = field(default_factory=dict)
     input_hashes: dict[str, str] = field(default_factory=dict)
+    reservations: dict[str, Any] = field(default_factory=dict)  # device -> Reservation
+    planned: dict[str, int] = field(default_factory=dict)  # stage -> planned peak bytes
+    vram: dict[str, Any] = field(default_factory=dict)
+
+    def stage_device(self, stage: str) -> str:
+        section = getattr(self.config, stage, None)
+        return getattr(section, "device", "cpu") if stage in ("asr", "llm", "tts") else "cpu"
 
 
 class Stage:
@@ -54,26 +64,73 @@ class Stage:
 
 
 class PreflightStage(Stage):
-    """Checks every stage's device can be used before any work starts.
+    """Plans every GPU stage for this input, refuses what cannot fit, reserves what will be used.
 
-    The VRAM plan and reservation belong here: one reservation per device, sized from the plan.
+    Runs before any other stage. Stages that cannot fit and may run on the CPU are moved there
+    (said in the log and the manifest); with no GPU at all the whole job runs on the CPU.
     """
 
     name = "preflight"
+    backend = "vram-planner"
+
+    def __init__(self, probe=None, torch_module=None):
+        self.probe = probe  # injectable: tests answer for the device
+        self.torch_module = torch_module
 
     def run(self, job: Job) -> dict[str, Any]:
-        c = job.config
-        devices = {c.asr.device, c.llm.device, c.tts.device, c.render.device}
-        wanted = sorted(d for d in devices if d != "cpu")
-        if wanted:
-            import torch
+        from .preflight import decide, plan_job, stage_devices, stages_that_run, uses_gpu
 
-            if not torch.cuda.is_available():
-                raise ResourceError(
-                    f"the preset places stages on {', '.join(wanted)} but no CUDA GPU is usable; "
-                    "use --preset cpu or check the driver and CUDA_VISIBLE_DEVICES"
-                )
-        return {"devices": sorted(devices)}
+        size = job_size(job)
+        wanted = [s for s, d in stage_devices(job.config).items() if uses_gpu(d) and s in stages_that_run(size)]
+        if not wanted:
+            job.vram = {"gpu": "not used"}
+            return {"gpu": "not used"}
+        from .gpu_probe import probe_devices
+
+        devices = (self.probe or probe_devices)()
+        verdict = decide(plan_job(job.config, size), devices, job.config)
+        job.vram = verdict_summary(verdict)
+        if not verdict.fits:
+            error = ResourceError if verdict.gpu_usable else NoGpuError
+            raise error("; ".join([verdict.message, *verdict.suggestions]))
+        for stage, why in verdict.fallbacks.items():
+            log.warning("stage %s runs on the CPU: %s", stage, why)
+            section = getattr(job.config, stage)
+            job.config = replace(job.config, **{stage: replace(section, device="cpu")})
+        job.planned = {p.stage: p.peak_bytes for p in verdict.plans if p.stage not in verdict.fallbacks}
+        self._reserve(job, verdict)
+        return {"verdict": verdict.message, "fallbacks": verdict.fallbacks}
+
+    def _reserve(self, job: Job, verdict) -> None:
+        from .reservation import Reservation, sanitize_alloc_conf
+
+        sanitize_alloc_conf()
+        for device in verdict.devices:
+            if device.reservation_bytes:
+                reservation = Reservation(device.device, device.reservation_bytes, job.config.gpu.mem_ratio,
+                                          torch=self.torch_module)
+                reservation.make()
+                job.reservations[device.device] = reservation
+
+
+def job_size(job: Job):
+    from .audio_io import probe_duration_s
+    from .preflight import JobSize
+
+    if job.audio is not None:
+        return JobSize(audio_s=probe_duration_s(job.audio) if job.audio.is_file() else 0.0, reply=job.reply)
+    return JobSize(text_chars=len(job.text or ""), reply=job.reply)
+
+
+def verdict_summary(verdict) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {
+        "fits": verdict.fits, "gpu_usable": verdict.gpu_usable, "message": verdict.message,
+        "devices": [asdict(d) for d in verdict.devices],
+        "plans": [asdict(p) | {"peak_bytes": p.peak_bytes} for p in verdict.plans],
+        "fallbacks": verdict.fallbacks, "suggestions": verdict.suggestions,
+    }
 
 
 class PhotoStage(Stage):

@@ -37,10 +37,12 @@ class ModelSpec:
     source_positions: int = 1500  # whisper encoder positions per 30 s window
     mel_bins: int = 80
     external_bytes: int = 0  # for 'external' engines: measured or declared device bytes
+    buffer_bytes: int = 0  # registered buffers (masks, rotary tables) that live beside the weights
+    tied_embeddings: bool = False  # the output head shares the input embedding's weights
 
     @property
     def weight_bytes(self) -> int:
-        return self.param_count * self.dtype_bytes
+        return self.param_count * self.dtype_bytes + self.buffer_bytes
 
 
 @dataclass(frozen=True)
@@ -84,11 +86,15 @@ def causal_lm_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> 
     # Prefill is the activation peak: gate, up and act(gate)*up of the MLP live together, next to
     # the residual stream, the normed input and SDPA's q/k/v/out (k, v repeated to all heads).
     mlp = 3 * b * p * spec.intermediate * dt
-    stream = 6 * b * p * spec.hidden * dt
+    stream = 4 * b * p * spec.hidden * dt
     attention = 2 * b * p * spec.heads * spec.head_dim * dt
     # Logits for the last position, upcast to float32, with the sampler's copy.
     logits = 3 * b * spec.vocab * 4
-    activations = _round(mlp + stream + attention + logits)
+    run = cache + mlp + stream + attention + logits
+    # A tied head is built as its own tensor first and dropped when tied: while the model is built
+    # that transient is the peak if it exceeds what the run needs (seen on an H200, GPT-2 style).
+    building = spec.vocab * spec.hidden * dt if spec.tied_embeddings else 0
+    activations = _round(max(run, building) - cache)
     return StagePlan(stage, device, spec.name, _round(spec.weight_bytes), cache, activations,
                      detail=f"{p}+{work.new_tokens} tokens x{b}")
 
@@ -96,17 +102,20 @@ def causal_lm_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> 
 def whisper_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> StagePlan:
     b, dt, pos, d = max(min(work.windows, work.batch), 1), spec.dtype_bytes, spec.source_positions, spec.hidden
     tokens = work.new_tokens + 4  # the decoder prompt: start, language, task, no-timestamps
-    # Decoder self-attention cache, plus cross-attention K/V of the encoder output for every layer.
-    self_kv = 2 * b * tokens * d * dt * spec.decoder_layers
-    cross_kv = 2 * b * pos * d * dt * spec.decoder_layers
     encoder_out = b * pos * d * dt
-    cache = _round(self_kv + cross_kv + encoder_out)
-    # Encoder peak: the first convolution's output over 2 x pos frames (and its GELU) or an MLP
-    # block (fc1 output and its GELU) beside the residual stream, whichever is larger.
+    # Encoding, then decoding: the two peaks do not overlap. Encoder: the first convolution's
+    # output over 2 x pos frames (and its GELU), or an MLP block (fc1 output and its GELU) beside
+    # the residual stream. Decoder: cross-attention K/V of the encoder output for every layer,
+    # the self-attention cache, and float32 logits with the argmax's copy.
     conv = 2 * b * d * (2 * pos) * dt + b * spec.mel_bins * 2 * pos * dt
     mlp = b * pos * (2 * spec.intermediate + 6 * d) * dt
-    logits = 3 * b * spec.vocab * 4
-    activations = _round(max(conv, mlp) + logits)
+    encoding = max(conv, mlp)
+    cross_kv = 2 * b * pos * d * dt * spec.decoder_layers
+    self_kv = 2 * b * tokens * d * dt * spec.decoder_layers
+    logits = 3 * b * spec.vocab * 4 + b * 4 * spec.vocab * dt
+    decoding = cross_kv + self_kv
+    cache = _round(encoder_out + (decoding if decoding + logits > encoding else 0))
+    activations = _round(logits if decoding + logits > encoding else encoding)
     return StagePlan(stage, device, spec.name, _round(spec.weight_bytes), cache, activations,
                      detail=f"{work.windows} windows, batch {b}, {work.new_tokens} tokens")
 

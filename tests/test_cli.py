@@ -125,15 +125,6 @@ def test_missing_voice_model_names_the_path_and_flag(out_dir, face_photo, tmp_pa
     assert "--tts-model" in result.stderr
 
 
-def test_gpu_preset_without_gpu_is_refused_before_any_stage(out_dir, face_photo, monkeypatch):
-    import torch
-
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    result = run("--photo", face_photo, "--text", "Hi.", "--preset", "gpu-12gb", "-o", out_dir / "a.mp4")
-    assert_failed_cleanly(result, 5, "no CUDA GPU is usable", out_dir)
-    assert "stage photo" not in result.stderr
-
-
 def test_help_does_not_import_heavy_libraries():
     import subprocess
     import sys

@@ -71,3 +71,35 @@ def test_existing_output_is_untouched_when_a_job_fails(tmp_path):
     with pytest.raises(StageError):
         run_job(job_for(tmp_path), [Recorder("a", [], fail=ValueError("x"))])
     assert (tmp_path / "o.mp4").read_bytes() == b"previous good video"
+
+
+class OutOfMemoryError(RuntimeError):
+    """Named like torch.cuda.OutOfMemoryError, which the runner recognises by name."""
+
+
+class Batched(Recorder):
+    def __init__(self, events, fail_above):
+        super().__init__("asr", events)
+        self.batch_size, self.fail_above = 8, fail_above
+
+    def run(self, job):
+        self.events.append(f"run at {self.batch_size}")
+        if self.batch_size > self.fail_above:
+            raise OutOfMemoryError("CUDA out of memory")
+        return {}
+
+
+def test_gpu_oom_retries_once_at_half_batch(tmp_path):
+    events = []
+    manifest = run_job(job_for(tmp_path), [Batched(events, fail_above=4)])
+    assert [e for e in events if e.startswith("run")] == ["run at 8", "run at 4"]
+    assert manifest["stages"][0]["details"]["retried_at_batch"] == 4
+
+
+def test_gpu_oom_after_the_retry_fails_the_job_with_the_stage_named(tmp_path):
+    from talker_cli.errors import ResourceError
+
+    with pytest.raises(ResourceError, match="stage asr ran out of GPU memory on cpu") as raised:
+        run_job(job_for(tmp_path), [Batched([], fail_above=1)])
+    assert raised.value.exit_code == 5
+    assert list(tmp_path.iterdir()) == []

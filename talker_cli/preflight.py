@@ -1,0 +1,206 @@
+"""Preflight: plan every GPU stage for this job, check it against the devices, decide.
+
+The verdict says, per device, the reservation to make (the largest PyTorch stage plus a margin),
+what engines that allocate outside PyTorch need beside it, and whether both fit in what the driver
+reports free and under --mem-ratio. Stages that do not fit move to the CPU where their preset
+allows it; otherwise the job is refused before any work, with what would fit instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .config import TalkerConfig
+from .errors import ModelMissingError
+from .gpu_probe import GpuDevice
+from .vram_plan import CUDA_CONTEXT_BYTES, GIB, ModelSpec, StagePlan, Workload, plan_stage, reservation_bytes
+
+GPU_STAGES = ("asr", "llm", "tts")
+CHARS_PER_TOKEN = 3.5  # English text through a BPE tokenizer
+SPOKEN_CHARS_PER_S = 15.0  # speech transcribed to text
+CHAT_TEMPLATE_TOKENS = 32
+
+
+@dataclass(frozen=True)
+class JobSize:
+    """What decides a job's memory: how much text or audio, and whether the LLM answers."""
+
+    text_chars: int = 0
+    audio_s: float = 0.0
+    reply: bool = False
+
+
+def stage_devices(config: TalkerConfig) -> dict[str, str]:
+    return {name: getattr(config, name).device for name in GPU_STAGES}
+
+
+def uses_gpu(device: str) -> bool:
+    return device.startswith("cuda")
+
+
+def device_index(device: str) -> int:
+    return int(device.split(":", 1)[1]) if ":" in device else 0
+
+
+def stages_that_run(size: JobSize) -> set[str]:
+    ran = {"llm"} if size.reply else set()
+    ran |= {"asr"} if size.audio_s > 0 else set()
+    ran |= {"tts"} if size.reply or size.audio_s == 0 else set()
+    return ran
+
+
+def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
+    """The shapes of the model a stage would load, read from its files; None for CPU-only engines."""
+    from . import model_specs
+
+    if stage == "llm":
+        from .llm import TransformersLlm
+
+        path = Path(TransformersLlm(config.llm).model_path)
+        if path.is_dir():
+            return model_specs.spec_from_folder(path, config.llm.dtype)
+        if path.suffix == ".gguf" and path.is_file():
+            return model_specs.spec_from_gguf(path, config.llm.dtype)
+        raise ModelMissingError(f"LLM not found at {path}; pass --llm-model DIR or FILE.gguf")
+    if stage == "asr":
+        from .asr import FasterWhisperAsr
+
+        path = Path(FasterWhisperAsr(config.asr).model_path)
+        if not (path / "model.bin").is_file():
+            raise ModelMissingError(f"no CTranslate2 Whisper model at {path}; pass --asr-model DIR")
+        return model_specs.spec_from_ctranslate2(path)
+    return None  # Piper runs on onnxruntime's CPU provider
+
+
+def workload(stage: str, config: TalkerConfig, size: JobSize) -> Workload:
+    if stage == "llm":
+        chars = size.text_chars or size.audio_s * SPOKEN_CHARS_PER_S
+        prompt = math.ceil((chars + len(config.llm.system_prompt)) / CHARS_PER_TOKEN) + CHAT_TEMPLATE_TOKENS
+        return Workload(prompt_tokens=prompt, new_tokens=config.llm.max_new_tokens)
+    if stage == "asr":
+        return Workload(windows=max(1, math.ceil(size.audio_s / 30.0)), batch=1, new_tokens=224)
+    return Workload()
+
+
+SpecSource = Callable[[str, TalkerConfig], "ModelSpec | None"]
+
+
+def plan_job(config: TalkerConfig, size: JobSize, spec_for: SpecSource = default_spec) -> list[StagePlan]:
+    """Plans for the stages this job runs on a GPU."""
+    plans = []
+    for stage, device in stage_devices(config).items():
+        if stage not in stages_that_run(size) or not uses_gpu(device):
+            continue
+        spec = spec_for(stage, config)
+        if spec is not None:
+            plans.append(plan_stage(spec, workload(stage, config, size), stage, device))
+    return plans
+
+
+@dataclass
+class DeviceVerdict:
+    device: str
+    name: str
+    total_bytes: int
+    free_bytes: int
+    used_by_others_bytes: int | None
+    reservation_bytes: int
+    external_bytes: int
+    need_bytes: int  # reservation + engines outside PyTorch + the CUDA context
+    cap_bytes: int
+    fits: bool
+    reason: str = ""
+
+
+@dataclass
+class Verdict:
+    fits: bool
+    gpu_usable: bool
+    plans: list[StagePlan]  # every GPU stage's plan, including those moved to the CPU
+    devices: list[DeviceVerdict] = field(default_factory=list)
+    fallbacks: dict[str, str] = field(default_factory=dict)  # stage -> why it moved to the CPU
+    suggestions: list[str] = field(default_factory=list)
+    message: str = ""
+
+
+def _check_device(plans: list[StagePlan], gpu: GpuDevice, config: TalkerConfig) -> DeviceVerdict:
+    reserve = reservation_bytes(plans, config.gpu.margin)
+    external = max((p.peak_bytes for p in plans if not p.torch_allocated), default=0)
+    need = reserve + external + CUDA_CONTEXT_BYTES
+    cap = int(config.gpu.mem_ratio * gpu.total_bytes)
+    if reserve > cap:
+        reason = f"needs {reserve / GIB:.2f} GiB, over the cap of {config.gpu.mem_ratio:.0%} ({cap / GIB:.2f} GiB)"
+    elif need > gpu.free_bytes:
+        reason = f"needs {need / GIB:.2f} GiB with the CUDA context, {gpu.free_bytes / GIB:.2f} GiB free"
+    else:
+        reason = ""
+    return DeviceVerdict(gpu.label, gpu.name, gpu.total_bytes, gpu.free_bytes, gpu.used_by_others_bytes,
+                         reserve, external, need, cap, not reason, reason)
+
+
+def _allows_fallback(config: TalkerConfig, stage: str) -> bool:
+    return bool(getattr(getattr(config, stage), "cpu_fallback", False))
+
+
+def decide(all_plans: list[StagePlan], devices: list[GpuDevice], config: TalkerConfig) -> Verdict:
+    plans = list(all_plans)
+    if not plans:
+        return Verdict(True, bool(devices), [], message="no stage of this job runs on a GPU")
+    by_index = {d.index: d for d in devices}
+    fallbacks: dict[str, str] = {}
+    missing = [p for p in plans if device_index(p.device) not in by_index]
+    for plan in missing:
+        if not _allows_fallback(config, plan.stage):
+            return Verdict(False, False, plans, message=(
+                f"stage {plan.stage} is placed on {plan.device} but no such GPU is usable "
+                f"({len(devices)} visible); check the driver and CUDA_VISIBLE_DEVICES, or use --preset cpu"))
+        fallbacks[plan.stage] = f"{plan.device} is not usable"
+    plans = [p for p in plans if p.stage not in fallbacks]
+    verdicts: list[DeviceVerdict] = []
+    for index in sorted({device_index(p.device) for p in plans}):
+        on_device = [p for p in plans if device_index(p.device) == index]
+        verdict = _check_device(on_device, by_index[index], config)
+        # Move the largest stage that may run on the CPU until the rest fits.
+        while not verdict.fits:
+            movable = [p for p in on_device if _allows_fallback(config, p.stage)]
+            if not movable:
+                break
+            largest = max(movable, key=lambda p: p.peak_bytes)
+            fallbacks[largest.stage] = f"{largest.device}: {verdict.reason}"
+            on_device.remove(largest)
+            plans.remove(largest)
+            if not on_device:
+                verdict = replace(verdict, reservation_bytes=0, external_bytes=0, need_bytes=0, fits=True, reason="")
+                break
+            verdict = _check_device(on_device, by_index[index], config)
+        verdicts.append(verdict)
+    fits = all(v.fits for v in verdicts)
+    result = Verdict(fits, bool(devices), list(all_plans), verdicts, fallbacks)
+    if not fits:
+        bad = next(v for v in verdicts if not v.fits)
+        result.message = f"the job does not fit {bad.device} ({bad.name}): {bad.reason}"
+        result.suggestions = suggestions(plans, bad, config)
+    elif fallbacks:
+        result.message = "fits with " + ", ".join(f"{s} on the CPU" for s in fallbacks)
+    else:
+        result.message = "fits"
+    return result
+
+
+def suggestions(plans: list[StagePlan], device: DeviceVerdict, config: TalkerConfig) -> list[str]:
+    out = []
+    llm = next((p for p in plans if p.stage == "llm"), None)
+    if llm is not None:
+        four_bit = llm.peak_bytes - llm.weights_bytes * 3 // 4
+        out.append(f"a 4-bit quantized LLM would need about {four_bit / GIB:.2f} GiB instead of {llm.peak_bytes / GIB:.2f} GiB")
+    for plan in plans:
+        if not _allows_fallback(config, plan.stage):
+            out.append(f"set [{plan.stage}] cpu_fallback = true (or device = \"cpu\") to run {plan.stage} on the CPU")
+    fitting_ratio = device.reservation_bytes / device.total_bytes
+    if device.reservation_bytes < device.free_bytes and fitting_ratio <= 1.0:
+        out.append(f"--mem-ratio {min(1.0, fitting_ratio + 0.02):.2f} would allow the reservation")
+    out.append("a smaller preset (for example --preset gpu-12gb, or --preset cpu)")
+    return out
