@@ -112,9 +112,9 @@ def plans_for(size):
         if name == "asr":
             work = Workload(windows=size["asr_windows"], batch=ASR_BATCH, new_tokens=size["asr_tokens"])
         elif name == "llm":
-            work = Workload(prompt_tokens=size["llm_prompt"], new_tokens=size["llm_new"])
+            work = Workload(prompt_tokens=size["llm_prompt"], new_tokens=size["llm_new"], built_from_config=True)
         else:
-            work = Workload(prompt_tokens=size["tts_prompt"], new_tokens=size["tts_new"])
+            work = Workload(prompt_tokens=size["tts_prompt"], new_tokens=size["tts_new"], built_from_config=True)
         plans[name] = plan_stage(spec, work, name, "cuda:0")
     return plans
 
@@ -241,6 +241,7 @@ def main():
     parser.add_argument("--mode", choices=list("abcd"))
     parser.add_argument("--length", choices=list(LENGTHS))
     parser.add_argument("--modes", default="abcd", help="strategies to run, in order")
+    parser.add_argument("--budget-s", type=float, default=0, help="start no new run after this many seconds")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "vram-h200.json"))
     args = parser.parse_args()
     lengths = [args.length] if args.length else list(LENGTHS)
@@ -248,9 +249,13 @@ def main():
         child(args.mode, lengths, args.out)
         return
     results = []
+    started = time.perf_counter()
     # One process per strategy and length: each starts with an empty allocator, as a job does.
     for length in lengths:
         for mode in args.modes:
+            if args.budget_s and time.perf_counter() - started > args.budget_s:
+                print(f"time budget spent: {mode} {length} not run", flush=True)
+                continue
             part = Path(args.out).with_suffix(f".{mode}-{length}.json")
             subprocess.run([sys.executable, __file__, "--mode", mode, "--length", length, "--out", str(part)], check=False)
             if part.exists():

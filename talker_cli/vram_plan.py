@@ -51,6 +51,7 @@ class Workload:
     new_tokens: int = 0
     windows: int = 0  # 30 s audio windows
     batch: int = 1  # sequences (LLM) or windows (whisper) run together
+    built_from_config: bool = False  # random init (benchmarks) rather than loaded from weight files
 
 
 @dataclass(frozen=True)
@@ -91,9 +92,9 @@ def causal_lm_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> 
     # Logits for the last position, upcast to float32, with the sampler's copy.
     logits = 3 * b * spec.vocab * 4
     run = cache + mlp + stream + attention + logits
-    # A tied head is built as its own tensor first and dropped when tied: while the model is built
-    # that transient is the peak if it exceeds what the run needs (seen on an H200, GPT-2 style).
-    building = spec.vocab * spec.hidden * dt if spec.tied_embeddings else 0
+    # Built from a config, a tied head is first its own tensor, dropped when tied: that transient
+    # can be the peak (seen on an H200, GPT-2 style). Loading from files ties before allocating.
+    building = spec.vocab * spec.hidden * dt if spec.tied_embeddings and work.built_from_config else 0
     activations = _round(max(run, building) - cache)
     return StagePlan(stage, device, spec.name, _round(spec.weight_bytes), cache, activations,
                      detail=f"{p}+{work.new_tokens} tokens x{b}")

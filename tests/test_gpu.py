@@ -1,0 +1,171 @@
+"""On a real CUDA GPU: the reservation, the staged lifecycle under it, OOM handling, check-gpu.
+
+Run with: pytest -m gpu tests/test_gpu.py  (results of the last H200 run: bench/results/gpu-tests-h200.txt)
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+from talker_cli.config import TalkerConfig  # noqa: E402
+from talker_cli.errors import ResourceError  # noqa: E402
+from talker_cli.model_specs import spec_from_folder  # noqa: E402
+from talker_cli.pipeline import run_job  # noqa: E402
+from talker_cli.reservation import Reservation  # noqa: E402
+from talker_cli.stages import Job, PreflightStage, Stage  # noqa: E402
+from talker_cli.vram_plan import GIB, Workload, plan_stage, reservation_bytes  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def save_model(folder: Path, kind: str) -> Path:
+    """A random-init model of a real architecture, saved as safetensors (bf16)."""
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+    if kind == "llama":
+        cfg = LlamaConfig(vocab_size=32000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=12,
+                          num_attention_heads=16, num_key_value_heads=4, tie_word_embeddings=False)
+        model = LlamaForCausalLM(cfg)
+    else:
+        cfg = GPT2Config(vocab_size=50257, n_positions=2048, n_embd=1024, n_layer=16, n_head=16)
+        model = GPT2LMHeadModel(cfg)
+    model.to(torch.bfloat16).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    base = tmp_path_factory.mktemp("models")
+    return {"llm": save_model(base / "llama", "llama"), "tts": save_model(base / "gpt2", "gpt2")}
+
+
+class ModelStage(Stage):
+    """Loads a saved transformers model onto the GPU, generates, and is freed by the runner."""
+
+    def __init__(self, name, folder, prompt, new):
+        self.name, self.folder, self.prompt, self.new = name, folder, prompt, new
+
+    def load(self, job):
+        from transformers import AutoModelForCausalLM
+
+        self.engine = AutoModelForCausalLM.from_pretrained(self.folder, dtype=torch.bfloat16, device_map="cuda:0")
+        self.engine.generation_config.eos_token_id = None
+        self.engine.generation_config.pad_token_id = 0
+
+    def run(self, job):
+        ids = torch.randint(0, 1000, (1, self.prompt), device="cuda:0")
+        with torch.inference_mode():
+            out = self.engine.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=self.new,
+                                       min_new_tokens=self.new, do_sample=False)
+        assert out.shape[1] == self.prompt + self.new
+        return {}
+
+    def unload(self):
+        self.engine = None
+
+
+def gpu_job(tmp_path):
+    config = TalkerConfig()
+    config = replace(config, llm=replace(config.llm, device="cuda:0"), tts=replace(config.tts, device="cuda:0"))
+    return Job(photo=tmp_path / "p.png", output=tmp_path / "o.mp4", config=config, text="hi")
+
+
+def test_one_reservation_serves_every_stage_without_new_device_allocations(tmp_path, models):
+    work = {"llm": (2048, 32), "tts": (256, 256)}
+    plans = {name: plan_stage(spec_from_folder(models[name], "bfloat16"), Workload(prompt_tokens=p, new_tokens=n), name, "cuda:0")
+             for name, (p, n) in work.items()}
+    job = gpu_job(tmp_path)
+    reservation = Reservation("cuda:0", reservation_bytes(list(plans.values())), cap_fraction=0.9)
+    reservation.make()
+    reserved_after_make = torch.cuda.memory_reserved(0)
+    job.reservations["cuda:0"] = reservation
+    job.planned = {name: p.peak_bytes for name, p in plans.items()}
+    stages = [ModelStage(name, models[name], *work[name]) for name in ("llm", "tts", "llm")]
+    manifest = run_job(job, stages)
+    rows = [s["details"]["vram"] for s in manifest["stages"]]
+    for row in rows:
+        assert row["device_allocs"] == 0, row
+        assert row["alloc_retries"] == 0 and row["ooms"] == 0
+        assert row["peak_reserved_bytes"] == reserved_after_make  # nothing beyond the reservation
+        assert abs(row["planner_error"]) < 0.10, row
+    assert torch.cuda.memory_reserved(0) < 256 * 2**20  # released (library workspaces aside)
+    (ROOT / "bench" / "results").mkdir(exist_ok=True)
+    print(json.dumps({"reservation_bytes": reservation.bytes, "ledger": rows}, indent=1))
+
+
+def test_preflight_plans_and_reserves_from_a_model_folder(tmp_path, models):
+    job = gpu_job(tmp_path)
+    job.config = replace(job.config, llm=replace(job.config.llm, model=str(models["llm"]), dtype="bfloat16"))
+    job.reply = True
+    manifest = run_job(job, [PreflightStage()])
+    assert manifest["vram"]["fits"] and manifest["vram"]["devices"][0]["name"].startswith("NVIDIA")
+    planned = manifest["vram"]["plans"][0]["peak_bytes"]
+    assert manifest["vram"]["devices"][0]["reservation_bytes"] > planned
+    assert torch.cuda.memory_reserved(0) < 256 * 2**20
+
+
+class Greedy(Stage):
+    name = "llm"
+
+    def run(self, job):
+        torch.empty(int(40 * GIB), dtype=torch.uint8, device="cuda:0")
+
+
+def test_a_stage_that_outgrows_the_cap_fails_with_figures_and_leaves_nothing(tmp_path):
+    job = gpu_job(tmp_path)
+    reservation = Reservation("cuda:0", int(2 * GIB), cap_fraction=0.1)  # 0.1 of an H200: ~14 GiB
+    reservation.make()
+    job.reservations["cuda:0"] = reservation
+    job.planned = {"llm": int(1.5 * GIB)}
+    with pytest.raises(ResourceError, match=r"stage llm ran out of GPU memory on cuda:0 \(planned 1.50 GiB"):
+        run_job(job, [Greedy()])
+    assert list(tmp_path.iterdir()) == []
+    assert torch.cuda.memory_reserved(0) < 256 * 2**20
+
+
+RESERVE_THEN_MIXED = """
+import os, sys, torch
+sys.path.insert(0, {root!r})
+from talker_cli.reservation import sanitize_alloc_conf
+if {sanitize}:
+    sanitize_alloc_conf()
+block = torch.empty(4 * 2**30, dtype=torch.uint8, device="cuda"); del block
+before = torch.cuda.memory_stats()["num_device_alloc"]
+held = [torch.empty(n, dtype=torch.uint8, device="cuda") for n in [300 << 20, 64 << 20, 700 << 20, 5 << 20] * 2]
+del held
+print(torch.cuda.memory_reserved(), torch.cuda.memory_stats()["num_device_alloc"] - before)
+"""
+
+
+@pytest.mark.parametrize("sanitize", [False, True])
+def test_small_max_split_size_breaks_the_reservation_unless_removed(sanitize):
+    env = dict(os.environ, PYTORCH_CUDA_ALLOC_CONF="max_split_size_mb:128")
+    code = RESERVE_THEN_MIXED.format(root=str(ROOT), sanitize=sanitize)
+    reserved, new_allocs = map(int, subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                                   text=True, check=True).stdout.split())
+    if sanitize:
+        assert reserved == 4 * 2**30 and new_allocs == 0
+    else:  # the 4 GiB block was handed back: the reservation was a lie
+        assert new_allocs > 0
+
+
+def test_check_gpu_reads_the_real_card_fast(models):
+    command = [sys.executable, "-m", "talker_cli", "check-gpu", "--preset", "gpu-24gb", "--reply", "--text",
+               "Tell me about the sea. " * 50, "--llm-model", str(models["llm"]), "--json"]
+    started = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    seconds = time.perf_counter() - started
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["gpus"][0]["total_bytes"] > 100 * GIB and summary["fits"]
+    print(f"check-gpu took {seconds:.2f} s")
+    assert seconds < 2.0
