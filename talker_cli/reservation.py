@@ -131,6 +131,7 @@ class Reservation:
         if not self.made:
             return
         gc.collect()
+        self.torch.cuda.synchronize(self.torch.device(self.device))  # blocks freed on other streams
         self.torch.cuda.empty_cache()
         self.torch.cuda.set_per_process_memory_fraction(1.0, self.torch.device(self.device))
         self.made = False

@@ -187,6 +187,9 @@ class FakeCuda:
     def empty_cache(self):
         self.emptied = True
 
+    def synchronize(self, device):
+        pass
+
 
 def fake_torch(total=24 * GIB, free=23 * GIB):
     cuda = FakeCuda(total, free)
