@@ -59,89 +59,146 @@ def _oom_message(stage: Stage, job: Job, device: str) -> str:
             "use a smaller preset, --mem-ratio, or the CPU for this stage")
 
 
-def _attempt(stage: Stage, job: Job) -> dict[str, Any]:
+def _as_talker_error(stage: Stage, job: Job, error: BaseException) -> TalkerError:
+    if isinstance(error, TalkerError):
+        return error
+    if isinstance(error, MemoryError):
+        return ResourceError(f"stage {stage.name} ran out of memory")
+    if _is_gpu_oom(error):
+        return ResourceError(_oom_message(stage, job, job.stage_device(stage.name)))
+    # a library failing inside a stage: say which stage, keep one line
+    log.debug("stage %s failed", stage.name, exc_info=(type(error), error, error.__traceback__))
+    return StageError(f"stage {stage.name} failed: {error.__class__.__name__}: {error}")
+
+
+def _run_with_retry(stage: Stage, job: Job) -> dict[str, Any]:
     try:
-        stage.load(job)
         return stage.run(job) or {}
-    finally:
-        stage.unload()
-        gc.collect()  # the stage's model and tensors go now; the VRAM reservation stays cached
+    except Exception as error:
+        batch = getattr(stage, "batch_size", 0)
+        if not (_is_gpu_oom(error) and batch > 1):
+            raise
+    stage.batch_size //= 2  # one retry at half the batch
+    log.warning("stage %s ran out of GPU memory; retrying once at batch %d", stage.name, stage.batch_size)
+    details = stage.run(job) or {}
+    return details | {"retried_at_batch": stage.batch_size}
 
 
-def _run_stage(stage: Stage, job: Job) -> StageReport:
+def _run_one(stage: Stage, job: Job, load_seconds: float, shared_by: int) -> StageReport:
     device = job.stage_device(stage.name)
     reservation = job.reservations.get(device)
     meter = StageMeter()
     meter.start()
     if reservation is not None:
         reservation.stage_begin(stage.name, job.planned.get(stage.name, 0))
-    retried = False
     try:
-        while True:
-            try:
-                details = _attempt(stage, job)
-                break
-            except Exception as error:
-                batch = getattr(stage, "batch_size", 0)
-                if _is_gpu_oom(error) and batch > 1 and not retried:
-                    stage.batch_size = batch // 2  # one retry at half the batch
-                    retried = True
-                    log.warning("stage %s ran out of GPU memory; retrying once at batch %d", stage.name, stage.batch_size)
-                    continue
-                raise
-    except TalkerError:
-        raise
-    except MemoryError:
-        raise ResourceError(f"stage {stage.name} ran out of memory") from None
-    except Exception as error:  # a library failing inside a stage: say which stage, keep one line
-        if _is_gpu_oom(error):
-            raise ResourceError(_oom_message(stage, job, device)) from None
-        log.debug("stage %s failed", stage.name, exc_info=True)
-        raise StageError(f"stage {stage.name} failed: {error.__class__.__name__}: {error}") from error
+        details = _run_with_retry(stage, job)
     finally:
         ledger = reservation.stage_end() if reservation is not None else None
     m = meter.stop()
-    if retried:
-        details["retried_at_batch"] = stage.batch_size
     if ledger is not None:
         details["vram"] = ledger.__dict__ | {"planner_error": ledger.planner_error}
+    if shared_by > 1:
+        details["model_shared_by_jobs"] = shared_by
     return StageReport(
         name=stage.name, ran=True, backend=stage.backend, model=stage.model, device=device,
-        seconds=round(m.seconds, 3), peak_rss_bytes=m.peak_rss_bytes,
+        seconds=round(m.seconds + load_seconds / shared_by, 3), peak_rss_bytes=m.peak_rss_bytes,
         peak_vram_allocated_bytes=m.peak_vram_allocated_bytes, peak_vram_reserved_bytes=m.peak_vram_reserved_bytes,
         details=details,
     )
 
 
-def run_job(job: Job, stages: Sequence[Stage] | None = None, on_stage: StageCallback | None = None) -> dict[str, Any]:
-    """Run every stage of a render job; returns the manifest. Leaves no output behind on failure."""
-    stages = list(stages) if stages is not None else render_stages()
-    job.outputs = OutputSet(job.output)
-    reports: list[StageReport] = []
+@dataclass
+class JobResult:
+    job: Job
+    reports: list[StageReport] = field(default_factory=list)
+    manifest: dict[str, Any] | None = None
+    error: TalkerError | None = None
+
+
+def _run_stage_over(stage: Stage, results: list[JobResult], on_stage: StageCallback | None) -> None:
+    """Load the stage once, run it for every job, free it. A job's failure stops only that job."""
+    if on_stage:
+        on_stage(stage.name, None)
     started = time.perf_counter()
     try:
-        with tempfile.TemporaryDirectory(prefix="talker-") as work_dir:
-            job.work_dir = Path(work_dir)
-            for stage in stages:
-                if not stage.applies(job):
-                    reports.append(StageReport(name=stage.name, ran=False))
-                    continue
-                if on_stage:
-                    on_stage(stage.name, None)
-                report = _run_stage(stage, job)
-                reports.append(report)
-                if on_stage:
-                    on_stage(stage.name, report)
-            manifest = build_manifest(job, reports, time.perf_counter() - started)
-            job.outputs.write_json("manifest", manifest)
-            job.outputs.commit()
-        return manifest
-    except BaseException:
-        job.outputs.discard()
-        raise
+        try:
+            stage.load(results[0].job)
+        except Exception as error:
+            for result in results:
+                result.error = _as_talker_error(stage, result.job, error)
+            return
+        load_seconds = time.perf_counter() - started
+        for result in results:
+            try:
+                report = _run_one(stage, result.job, load_seconds, len(results))
+            except Exception as error:
+                result.error = _as_talker_error(stage, result.job, error)
+                continue
+            result.reports.append(report)
+            if on_stage:
+                on_stage(stage.name, report)
+        stage.after_all([r.job for r in results if r.error is None])
+    except Exception as error:
+        for result in results:
+            result.error = result.error or _as_talker_error(stage, result.job, error)
     finally:
-        for reservation in job.reservations.values():
+        stage.unload()
+        gc.collect()  # the stage's model and tensors go now; the VRAM reservation stays cached
+
+
+def run_jobs(jobs: Sequence[Job], stages: Sequence[Stage] | None = None,
+             on_stage: StageCallback | None = None) -> list[JobResult]:
+    """Run jobs stage by stage (all TTS, then all renders...), each model loaded once for all of
+    them. Jobs must share a config. Each job's outputs appear complete or not at all."""
+    stages = list(stages) if stages is not None else render_stages()
+    results = [JobResult(job) for job in jobs]
+    started = time.perf_counter()
+    # One dict of reservations (device -> Reservation) shared by every job of the run.
+    reservations: dict[str, Any] = jobs[0].reservations if jobs else {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="talker-") as work_root:
+            for index, result in enumerate(results):
+                job = result.job
+                job.reservations = reservations  # one reservation per device, for every job
+                job.work_dir = Path(work_root) / str(index)
+                job.work_dir.mkdir()
+                try:
+                    job.outputs = OutputSet(job.output)
+                except TalkerError as error:
+                    result.error = error
+            for stage in stages:
+                alive = [r for r in results if r.error is None]
+                todo = [r for r in alive if stage.applies(r.job)]
+                for result in alive:
+                    if result not in todo:
+                        result.reports.append(StageReport(name=stage.name, ran=False))
+                if todo:
+                    _run_stage_over(stage, todo, on_stage)
+                for result in todo:
+                    if result.error is not None:
+                        result.job.outputs.discard()
+            for result in results:
+                if result.error is None:
+                    job = result.job
+                    result.manifest = build_manifest(job, result.reports, time.perf_counter() - started)
+                    job.outputs.write_json("manifest", result.manifest)
+                    job.outputs.commit()
+        return results
+    finally:
+        for result in results:
+            if result.manifest is None and result.job.outputs is not None:
+                result.job.outputs.discard()
+        for reservation in reservations.values():
             reservation.release()  # the memory goes back to the driver only now
+
+
+def run_job(job: Job, stages: Sequence[Stage] | None = None, on_stage: StageCallback | None = None) -> dict[str, Any]:
+    """Run every stage of one render job; returns the manifest. Leaves no output behind on failure."""
+    result = run_jobs([job], stages, on_stage)[0]
+    if result.error is not None:
+        raise result.error
+    return result.manifest
 
 
 def build_manifest(job: Job, reports: list[StageReport], seconds: float) -> dict[str, Any]:

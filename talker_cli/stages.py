@@ -32,7 +32,8 @@ class Job:
     outputs: OutputSet | None = None
     artifacts: dict[str, Any] = field(default_factory=dict)
     input_hashes: dict[str, str] = field(default_factory=dict)
-    reservations: dict[str, Any] = field(default_factory=dict)  # device -> Reservation
+    reservations: dict[str, Any] = field(default_factory=dict)  # device -> Reservation, shared in a batch
+    reservation_plan: dict[str, int] = field(default_factory=dict)  # device -> bytes this job needs
     planned: dict[str, int] = field(default_factory=dict)  # stage -> planned peak bytes
     vram: dict[str, Any] = field(default_factory=dict)
 
@@ -58,6 +59,9 @@ class Stage:
     def run(self, job: Job) -> dict[str, Any]:
         """Do the work; return extra figures for the manifest."""
         raise NotImplementedError
+
+    def after_all(self, jobs: list[Job]) -> None:
+        """Work that needs every job's answer, after the stage ran for all of them."""
 
     def unload(self) -> None:
         pass
@@ -98,19 +102,25 @@ class PreflightStage(Stage):
             section = getattr(job.config, stage)
             job.config = replace(job.config, **{stage: replace(section, device="cpu")})
         job.planned = {p.stage: p.peak_bytes for p in verdict.plans if p.stage not in verdict.fallbacks}
-        self._reserve(job, verdict)
+        job.reservation_plan = {d.device: d.reservation_bytes for d in verdict.devices if d.reservation_bytes}
         return {"verdict": verdict.message, "fallbacks": verdict.fallbacks}
 
-    def _reserve(self, job: Job, verdict) -> None:
+    def after_all(self, jobs: list[Job]) -> None:
+        """One reservation per device, sized for the largest job, shared by all of them."""
         from .reservation import Reservation, sanitize_alloc_conf
 
+        wanted: dict[str, int] = {}
+        for job in jobs:
+            for device, size in job.reservation_plan.items():
+                wanted[device] = max(wanted.get(device, 0), size)
+        if not wanted:
+            return
         sanitize_alloc_conf()
-        for device in verdict.devices:
-            if device.reservation_bytes:
-                reservation = Reservation(device.device, device.reservation_bytes, job.config.gpu.mem_ratio,
-                                          torch=self.torch_module)
-                reservation.make()
-                job.reservations[device.device] = reservation
+        shared = jobs[0].reservations
+        for device, size in wanted.items():
+            reservation = Reservation(device, size, jobs[0].config.gpu.mem_ratio, torch=self.torch_module)
+            reservation.make()
+            shared[device] = reservation
 
 
 def job_size(job: Job):
@@ -264,28 +274,26 @@ class TtsStage(Stage):
 
 
 class AlignmentStage(Stage):
+    """The aligner is chosen per job: TTS speech brings its own timings, a recording needs pocketsphinx."""
+
     name = "alignment"
 
-    def load(self, job: Job) -> None:
-        from .alignment import make_aligner
-
-        self.engine = make_aligner(job.config.alignment, job.artifacts["speech"])
-        self.engine.load()
-        self.backend, self.model = self.engine.name, self.engine.model_path
-
     def run(self, job: Job) -> dict[str, Any]:
-        from .alignment import ALIGN_RATE
+        from .alignment import ALIGN_RATE, make_aligner
         from .audio_io import resample
 
         speech = job.artifacts["speech"]
-        if self.engine.name == "pocketsphinx" and speech.sample_rate != ALIGN_RATE:
-            speech = Speech(resample(speech.samples, speech.sample_rate, ALIGN_RATE), ALIGN_RATE, speech.origin)
-        track = self.engine.align(speech, job.artifacts["script"].text)
+        aligner = make_aligner(job.config.alignment, speech)
+        aligner.load()
+        try:
+            self.backend, self.model = aligner.name, aligner.model_path
+            if aligner.name == "pocketsphinx" and speech.sample_rate != ALIGN_RATE:
+                speech = Speech(resample(speech.samples, speech.sample_rate, ALIGN_RATE), ALIGN_RATE, speech.origin)
+            track = aligner.align(speech, job.artifacts["script"].text)
+        finally:
+            aligner.unload()
         job.artifacts["phones"] = track
         return {"phones": len(track.phones), "words": len(track.words), "source": track.source}
-
-    def unload(self) -> None:
-        self.engine = None
 
 
 class VisemeStage(Stage):
