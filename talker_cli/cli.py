@@ -9,13 +9,16 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from .errors import EXIT_INTERRUPTED, InputError, NoGpuError, ResourceError, TalkerError, UsageError
+from .errors import (
+    EXIT_INTERRUPTED, EXIT_TERMINATED, InputError, NoGpuError, ResourceError, TalkerError, Terminated, UsageError,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -25,7 +28,18 @@ app = typer.Typer(
 log = logging.getLogger("talker")
 
 
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def _interrupted(error: KeyboardInterrupt) -> None:
+    terminated = isinstance(error, Terminated)
+    typer.echo(f"talker: {'terminated' if terminated else 'interrupted'}; unfinished outputs were removed", err=True)
+    raise typer.Exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
+
+
 def _force_offline() -> None:
+    signal.signal(signal.SIGTERM, _on_sigterm)
     # No code path may reach a model hub: the libraries are told so before they are imported.
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -126,6 +140,7 @@ def render(
     asr_model: Optional[Path] = typer.Option(None, "--asr-model", help="ASR model path (CTranslate2 Whisper folder)."),
     llm_model: Optional[Path] = typer.Option(None, "--llm-model", help="LLM path (transformers folder or .gguf)."),
     mem_ratio: Optional[float] = typer.Option(None, "--mem-ratio", help="The most of a card to reserve (0..1)."),
+    wait: float = typer.Option(0.0, "--wait", help="Seconds to wait for a GPU another talker job holds."),
     json_out: bool = typer.Option(False, "--json", help="Print the run's manifest as JSON on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
 ) -> None:
@@ -148,15 +163,18 @@ def render(
         config = load_config(preset, overrides)
         if text_file is not None:
             text = _read_text_file(text_file)
+        from .device_lock import device_locks
+        from .preflight import stage_devices, uses_gpu
+
         job = Job(photo=photo, output=output, config=config, text=text, audio=audio, reply=reply)
-        manifest = run_job(job, on_stage=progress)
+        with device_locks([d for d in stage_devices(config).values() if uses_gpu(d)], wait):
+            manifest = run_job(job, on_stage=progress)
     except TalkerError as error:
         progress.close()
         _fail(error)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as error:
         progress.close()
-        typer.echo("talker: interrupted; no output was written", err=True)
-        raise typer.Exit(EXIT_INTERRUPTED)
+        _interrupted(error)
     progress.close()
     if json_out:
         typer.echo(json.dumps(manifest, indent=2))
@@ -244,6 +262,63 @@ def check_gpu(
         raise typer.Exit(ResourceError.exit_code if verdict.gpu_usable else NoGpuError.exit_code)
     if verdict.plans and not verdict.gpu_usable:
         raise typer.Exit(NoGpuError.exit_code)
+
+
+@app.command()
+def batch(
+    jobs_file: Path = typer.Argument(..., help="Jobs, one per line: .jsonl, or .csv with a header."),
+    out_dir: Path = typer.Option(..., "--out-dir", help="Folder for the outputs and batch.json (created if missing)."),
+    preset: str = typer.Option("cpu", "--preset", help="Preset for jobs that name none."),
+    force: bool = typer.Option(False, "--force", help="Redo jobs whose outputs are already complete."),
+    wait: float = typer.Option(0.0, "--wait", help="Seconds to wait for a GPU another talker job holds."),
+    allow: list[Path] = typer.Option([], "--allow", help="Another folder the batch file's paths may point into."),
+    metrics_file: Optional[Path] = typer.Option(None, "--metrics-file", help="Write Prometheus metrics here."),
+    json_out: bool = typer.Option(False, "--json", help="Print the batch summary as JSON on stdout."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
+) -> None:
+    """Render every job of a batch file. Exit 0: all done; 10: some failed; 11: all failed."""
+    _force_offline()
+    _setup_logging(quiet)
+    progress = Progress(quiet)
+    try:
+        from .batch import run_batch, summary_table
+        from .batch_file import read_batch
+        from .config import load_config
+        from .device_lock import device_locks
+
+        specs = read_batch(jobs_file, allow)
+        for name in {s.preset or preset for s in specs}:
+            load_config(name)  # an unknown preset fails the batch before any work
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with device_locks(_gpu_devices({s.preset or preset for s in specs}), wait):
+            summary = run_batch(specs, out_dir, preset, force=force, on_stage=progress)
+    except TalkerError as error:
+        progress.close()
+        _fail(error)
+    except KeyboardInterrupt as error:
+        progress.close()
+        _interrupted(error)
+    progress.close()
+    if metrics_file is not None:
+        from .metrics import write_metrics
+
+        write_metrics(metrics_file, summary)
+    if not quiet:
+        typer.echo(summary_table(summary), err=True)
+    if json_out:
+        typer.echo(json.dumps({k: v for k, v in summary.items()}, indent=2, default=str))
+    raise typer.Exit(summary["exit_code"])
+
+
+def _gpu_devices(preset_names) -> list[str]:
+    """The GPUs any of these presets places a stage on: their locks are held for the run."""
+    from .config import load_config
+    from .preflight import stage_devices, uses_gpu
+
+    devices = set()
+    for name in preset_names:
+        devices |= {d for d in stage_devices(load_config(name)).values() if uses_gpu(d)}
+    return sorted(devices)
 
 
 @app.command()

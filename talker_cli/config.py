@@ -112,6 +112,12 @@ class TalkerConfig:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def digest(self) -> str:
+        import hashlib
+        import json
+
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()
+
 
 def available_presets() -> list[str]:
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))

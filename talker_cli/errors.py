@@ -8,7 +8,9 @@ Exit codes (documented in the README):
   5  insufficient resources (memory, GPU)
   6  a stage failed while running
   7  no GPU is usable for a job that needs one
-  130 interrupted
+  10 batch: some jobs failed;  11 batch: every job failed
+  12 the GPU is busy with another talker job (see --wait)
+  130 interrupted (Ctrl-C);  143 terminated (SIGTERM)
 """
 
 
@@ -44,4 +46,10 @@ class NoGpuError(TalkerError):
     exit_code = 7
 
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # Ctrl-C
+EXIT_TERMINATED = 143  # SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so every finally block (freeing the GPU, removing partial
+    files) runs before the process exits."""

@@ -7,7 +7,6 @@ garbage before the next stage starts, so the peak memory is the largest stage, n
 from __future__ import annotations
 
 import gc
-import hashlib
 import logging
 import tempfile
 import time
@@ -181,7 +180,10 @@ def run_jobs(jobs: Sequence[Job], stages: Sequence[Stage] | None = None,
             for result in results:
                 if result.error is None:
                     job = result.job
-                    result.manifest = build_manifest(job, result.reports, time.perf_counter() - started)
+                    # Alone, a job's time is the wall time; in a batch, the stage time it was given.
+                    seconds = (time.perf_counter() - started if len(results) == 1
+                               else sum(r.seconds for r in result.reports))
+                    result.manifest = build_manifest(job, result.reports, seconds)
                     job.outputs.write_json("manifest", result.manifest)
                     job.outputs.commit()
         return results
@@ -223,6 +225,7 @@ def build_manifest(job: Job, reports: list[StageReport], seconds: float) -> dict
         "real_time_factor": round(seconds / video.duration_s, 3) if video else None,
         "stages": [report.__dict__ for report in reports],
         "vram": job.vram,
+        "video_bytes": job.outputs.temp("video").stat().st_size if video else None,
         "config": job.config.to_dict(),
-        "config_sha256": hashlib.sha256(repr(job.config.to_dict()).encode()).hexdigest(),
+        "config_sha256": job.requested_config_sha256,
     }

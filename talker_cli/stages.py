@@ -36,6 +36,10 @@ class Job:
     reservation_plan: dict[str, int] = field(default_factory=dict)  # device -> bytes this job needs
     planned: dict[str, int] = field(default_factory=dict)  # stage -> planned peak bytes
     vram: dict[str, Any] = field(default_factory=dict)
+    requested_config_sha256: str = ""  # the config as asked for, before any CPU fallback
+
+    def __post_init__(self) -> None:
+        self.requested_config_sha256 = self.requested_config_sha256 or self.config.digest()
 
     def stage_device(self, stage: str) -> str:
         section = getattr(self.config, stage, None)

@@ -1,0 +1,131 @@
+"""`talker batch`: many render jobs, models loaded once per stage per group of jobs, nothing lost.
+
+Jobs sharing a preset run together stage by stage (all TTS, then all renders...) in chunks, so
+memory stays bounded. A failing job is recorded with its error and exit code and the others go on.
+A re-run skips jobs whose outputs are complete and made from the same inputs and config.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from .batch_file import JobSpec
+from .config import TalkerConfig, load_config
+from .errors import InputError, TalkerError
+from .photo import file_sha256
+
+log = logging.getLogger("talker")
+CHUNK = 16  # jobs held in memory together between stages
+EXIT_SOME_FAILED = 10
+EXIT_ALL_FAILED = 11
+
+
+def expected_hashes(spec: JobSpec, text: str | None) -> dict[str, str]:
+    hashes = {"photo_sha256": file_sha256(spec.photo)} if spec.photo.is_file() else {}
+    if text is not None:
+        hashes["text_sha256"] = hashlib.sha256(text.strip().encode()).hexdigest()
+    elif spec.audio is not None and spec.audio.is_file():
+        hashes["audio_sha256"] = file_sha256(spec.audio)
+    return hashes
+
+
+def is_complete(output: Path, config: TalkerConfig, hashes: dict[str, str]) -> bool:
+    """The MP4 and its manifest are there, the MP4 has the size the manifest recorded, and the
+    manifest was made from these inputs with this config."""
+    manifest_path = output.with_suffix(".json")
+    if not (output.is_file() and manifest_path.is_file()):
+        return False
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    recorded = manifest.get("inputs", {})
+    return (
+        manifest.get("video_bytes") == output.stat().st_size
+        and manifest.get("config_sha256") == config.digest()
+        and all(recorded.get(k) == v for k, v in hashes.items())
+    )
+
+
+def _read_text(spec: JobSpec) -> str | None:
+    if spec.text is not None:
+        return spec.text
+    if spec.text_file is not None:
+        try:
+            return spec.text_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise InputError(f"cannot read text file {spec.text_file}: {error}") from None
+    return None
+
+
+def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: bool = False,
+              on_stage=None, stages_factory=None) -> dict[str, Any]:
+    from .pipeline import run_jobs
+    from .stages import Job, render_stages
+
+    started = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    groups: dict[str, list[tuple[JobSpec, Job]]] = {}
+    configs = {name: load_config(name) for name in {s.preset or default_preset for s in specs}}
+    for spec in specs:
+        row = {"line": spec.line, "output": str(out_dir / spec.output), "status": "pending"}
+        rows.append(row)
+        preset = spec.preset or default_preset
+        config = configs[preset]
+        try:
+            text = _read_text(spec)
+        except TalkerError as error:
+            row.update(status="failed", exit_code=error.exit_code, error=str(error))
+            continue
+        output = out_dir / spec.output
+        if not force and is_complete(output, config, expected_hashes(spec, text)):
+            row.update(status="skipped", reason="complete output from the same inputs and config")
+            continue
+        job = Job(photo=spec.photo, output=output, config=config, text=text, audio=spec.audio, reply=spec.reply)
+        groups.setdefault(preset, []).append((spec, job))
+    by_line = {row["line"]: row for row in rows}
+    for preset, members in groups.items():
+        for start in range(0, len(members), CHUNK):
+            chunk = members[start:start + CHUNK]
+            stages = (stages_factory or render_stages)()
+            for (spec, _), result in zip(chunk, run_jobs([job for _, job in chunk], stages, on_stage)):
+                row = by_line[spec.line]
+                if result.error is not None:
+                    row.update(status="failed", exit_code=result.error.exit_code, error=str(result.error))
+                else:
+                    row.update(status="ok", exit_code=0, seconds=result.manifest["seconds"],
+                               video_s=result.manifest["video"]["duration_s"], stages=result.manifest["stages"])
+    counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("ok", "skipped", "failed")}
+    summary = {"jobs": rows, "counts": counts, "seconds": round(time.perf_counter() - started, 3)}
+    summary["exit_code"] = exit_code(counts)
+    write_summary(out_dir / "batch.json", summary)
+    return summary
+
+
+def exit_code(counts: dict[str, int]) -> int:
+    if counts["failed"] == 0:
+        return 0
+    return EXIT_ALL_FAILED if counts["ok"] + counts["skipped"] == 0 else EXIT_SOME_FAILED
+
+
+def write_summary(path: Path, summary: dict[str, Any]) -> None:
+    temp = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    slim = {**summary, "jobs": [{k: v for k, v in r.items() if k != "stages"} for r in summary["jobs"]]}
+    temp.write_text(json.dumps(slim, indent=2) + "\n")
+    os.replace(temp, path)
+
+
+def summary_table(summary: dict[str, Any]) -> str:
+    lines = [f"{'line':>5}  {'status':<8} {'code':>4}  output / error"]
+    for row in summary["jobs"]:
+        detail = row.get("error") or row.get("reason") or f"{row.get('video_s', 0):.1f} s of video in {row.get('seconds', 0):.1f} s"
+        lines.append(f"{row['line']:>5}  {row['status']:<8} {row.get('exit_code', 0):>4}  {Path(row['output']).name}: {detail}")
+    c = summary["counts"]
+    lines.append(f"{c['ok']} ok, {c['skipped']} skipped, {c['failed']} failed in {summary['seconds']:.1f} s")
+    return "\n".join(lines)

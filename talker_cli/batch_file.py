@@ -1,0 +1,115 @@
+"""Batch files: one job per line (JSON Lines) or per row (CSV with a header), checked before any work.
+
+Columns: photo, output (a file name ending in .mp4), exactly one of text / text_file / audio, and
+optionally reply (true/false) and preset. Paths are taken relative to the batch file and must stay
+inside its folder or a folder given with --allow.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UsageError
+
+COLUMNS = {"photo", "output", "text", "text_file", "audio", "reply", "preset"}
+_TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no", ""}
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    line: int
+    photo: Path
+    output: str
+    text: str | None = None
+    text_file: Path | None = None
+    audio: Path | None = None
+    reply: bool = False
+    preset: str | None = None
+
+
+def _rows(path: Path) -> list[tuple[int, dict]]:
+    try:
+        content = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read batch file {path}: {error}") from None
+    if path.suffix.lower() == ".csv":
+        reader = csv.reader(content.splitlines())
+        header = next(reader, None)
+        if not header:
+            raise UsageError(f"{path}: the CSV has no header row")
+        header = [h.strip() for h in header]
+        rows = []
+        for number, row in enumerate(reader, start=2):
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise UsageError(f"{path}:{number}: {len(row)} fields, the header has {len(header)}")
+            rows.append((number, {k: v.strip() for k, v in zip(header, row) if v.strip() != ""}))
+        return rows
+    rows = []
+    for number, text in enumerate(content.splitlines(), start=1):
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+        if not isinstance(value, dict):
+            raise UsageError(f"{path}:{number}: each line must be a JSON object")
+        rows.append((number, value))
+    return rows
+
+
+def _inside(path: Path, allowed: list[Path]) -> bool:
+    return any(path == folder or path.is_relative_to(folder) for folder in allowed)
+
+
+def read_batch(path: Path, allowed: list[Path] | None = None) -> list[JobSpec]:
+    if not path.is_file():
+        raise UsageError(f"batch file not found: {path}")
+    if path.suffix.lower() not in (".jsonl", ".csv"):
+        raise UsageError(f"batch file must end in .jsonl or .csv: {path}")
+    base = path.resolve().parent
+    folders = [base] + [Path(a).resolve() for a in allowed or []]
+    specs, outputs = [], {}
+    for number, row in _rows(path):
+        where = f"{path}:{number}"
+        unknown = set(row) - COLUMNS
+        if unknown:
+            raise UsageError(f"{where}: unknown column {sorted(unknown)[0]!r}; columns: {', '.join(sorted(COLUMNS))}")
+
+        def local(key: str) -> Path | None:
+            if key not in row:
+                return None
+            resolved = (base / str(row[key])).resolve()
+            if not _inside(resolved, folders):
+                raise UsageError(f"{where}: {key} {row[key]!r} is outside the allowed folders; pass --allow DIR")
+            return resolved
+
+        if "photo" not in row or "output" not in row:
+            raise UsageError(f"{where}: photo and output are required")
+        sources = [k for k in ("text", "text_file", "audio") if k in row]
+        if len(sources) != 1:
+            raise UsageError(f"{where}: give exactly one of text, text_file, audio")
+        output = str(row["output"])
+        if "/" in output or "\\" in output or not output.endswith(".mp4") or output.startswith("."):
+            raise UsageError(f"{where}: output must be a plain file name ending in .mp4, got {output!r}")
+        if output in outputs:
+            raise UsageError(f"{where}: output {output!r} is already used on line {outputs[output]}")
+        outputs[output] = number
+        reply = row.get("reply", False)
+        if isinstance(reply, str):
+            if reply.lower() not in _TRUE | _FALSE:
+                raise UsageError(f"{where}: reply must be true or false, got {reply!r}")
+            reply = reply.lower() in _TRUE
+        specs.append(JobSpec(
+            line=number, photo=local("photo"), output=output,
+            text=str(row["text"]) if "text" in row else None, text_file=local("text_file"),
+            audio=local("audio"), reply=bool(reply), preset=row.get("preset"),
+        ))
+    if not specs:
+        raise UsageError(f"{path} holds no jobs")
+    return specs
