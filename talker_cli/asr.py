@@ -6,6 +6,7 @@ wheel (CTranslate2 format). A local CTranslate2 model folder can be given instea
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Protocol
 
@@ -82,7 +83,61 @@ class FasterWhisperAsr:
         self.model = None
 
 
-BACKENDS = {"faster-whisper": FasterWhisperAsr}
+def whisper_cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "whisper"
+
+
+def openai_whisper_checkpoint(model: str) -> Path:
+    """A .pt path, or a model name looked up in openai-whisper's usual cache (~/.cache/whisper)."""
+    if not model:
+        raise ModelMissingError(
+            f"the openai-whisper backend needs a checkpoint; pass --asr-model PATH.pt or a name found in {whisper_cache()}"
+        )
+    path = Path(model)
+    if path.suffix == ".pt":
+        return path
+    return whisper_cache() / f"{model}.pt"
+
+
+class OpenAiWhisperAsr:
+    """openai-whisper from a local checkpoint; it slides over long audio 30 s at a time itself."""
+
+    name = "openai-whisper"
+
+    def __init__(self, config: AsrConfig):
+        self.config = config
+        self.model_path = str(openai_whisper_checkpoint(config.model))
+        self.model = None
+
+    def load(self) -> None:
+        path = Path(self.model_path)
+        if not path.is_file():
+            raise ModelMissingError(f"openai-whisper checkpoint not found at {path}; pass --asr-model PATH.pt")
+        try:
+            import whisper
+        except ImportError:
+            raise ModelMissingError("openai-whisper is not installed; run: pip install 'talker[whisper]'") from None
+        self.model = whisper.load_model(str(path), device=self.config.device)
+
+    def transcribe(self, speech: Speech) -> Transcript:
+        if speech.sample_rate != ASR_RATE:
+            raise ValueError(f"ASR needs {ASR_RATE} Hz audio, got {speech.sample_rate}")
+        result = self.model.transcribe(
+            np.ascontiguousarray(speech.samples), language=self.config.language or None, word_timestamps=True,
+            temperature=0.0, condition_on_previous_text=False, fp16=self.config.device.startswith("cuda"),
+        )
+        words = [Word(w["word"].strip(), float(w["start"]), float(w["end"]))
+                 for segment in result["segments"] for w in segment.get("words", [])]
+        text = result["text"].strip()
+        if not text:
+            raise InputError("no speech was recognized in the recording; pass a recording of clear speech")
+        return Transcript(text=text, words=tuple(words), language=result.get("language") or self.config.language)
+
+    def unload(self) -> None:
+        self.model = None
+
+
+BACKENDS = {"faster-whisper": FasterWhisperAsr, "openai-whisper": OpenAiWhisperAsr}
 
 
 def make_asr(config: AsrConfig) -> AsrBackend:

@@ -322,6 +322,36 @@ def _gpu_devices(preset_names) -> list[str]:
 
 
 @app.command()
+def models(
+    preset: str = typer.Option("cpu", "--preset", help="Preset whose model paths to look at."),
+    json_out: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+) -> None:
+    """List each backend: library installed, where it looks, what it found, the VRAM each model needs."""
+    _force_offline()
+    _setup_logging(quiet=True)
+    try:
+        from .catalog import catalog
+        from .config import load_config
+
+        entries = catalog(load_config(preset))
+    except TalkerError as error:
+        _fail(error)
+    if json_out:
+        typer.echo(json.dumps([e.__dict__ | {"found": [f.__dict__ for f in e.found]} for e in entries], indent=2))
+        return
+    for e in entries:
+        state = "installed" if e.installed else f"not installed ({e.install})"
+        typer.echo(f"{e.stage:<9} {e.backend:<15} {state}")
+        for place in e.looks_in:
+            typer.echo(f"{'':<9}   looks in {place}")
+        for f in e.found:
+            vram = "CPU" if f.vram_bytes is None else f"{_gib(f.vram_bytes)} GiB VRAM"
+            typer.echo(f"{'':<9}   found {f.path}  [{vram}; {f.note}]")
+        if not e.found:
+            typer.echo(f"{'':<9}   found nothing")
+
+
+@app.command()
 def presets() -> None:
     """List the presets that ship with talker."""
     from .config import available_presets

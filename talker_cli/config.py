@@ -61,7 +61,9 @@ class TtsConfig:
 
 @dataclass(frozen=True)
 class AlignmentConfig:
-    backend: str = "auto"  # auto: the TTS engine's own timings, else pocketsphinx
+    backend: str = "auto"  # auto: the TTS engine's own timings, else pocketsphinx; or "mfa"
+    mfa_dictionary: str = ""  # MFA: a dictionary file, or a name among MFA's pretrained models
+    mfa_acoustic_model: str = ""  # MFA: an acoustic model .zip, or a name among MFA's pretrained models
 
 
 @dataclass(frozen=True)

@@ -54,12 +54,34 @@ def _dequantized_dir(gguf: Path) -> Path:
     return cache_root() / "llm" / f"{gguf.stem}-{stat.st_size}"
 
 
+def resolve_llm_path(model: str) -> Path:
+    """Empty: the bundled GGUF. A path: itself. 'org/name': its snapshot in the Hugging Face cache,
+    looked up offline; when absent, the error names the cache folder."""
+    if not model:
+        return bundled_gguf()
+    path = Path(model)
+    if path.exists() or model.count("/") != 1 or model.startswith((".", "/")):
+        return path
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.constants import HF_HUB_CACHE
+    except ImportError:
+        return path
+    try:
+        return Path(snapshot_download(model, local_files_only=True))
+    except Exception:
+        raise ModelMissingError(
+            f"model {model} is not in the Hugging Face cache ({HF_HUB_CACHE}); download it there on a machine "
+            "with network access, or pass --llm-model DIR"
+        ) from None
+
+
 class TransformersLlm:
     name = "transformers"
 
     def __init__(self, config: LlmConfig):
         self.config = config
-        self.model_path = str(Path(config.model) if config.model else bundled_gguf())
+        self.model_path = str(resolve_llm_path(config.model))
         self.model = None
         self.tokenizer = None
 

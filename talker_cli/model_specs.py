@@ -149,6 +149,22 @@ def spec_from_gguf(path: Path, dtype: str) -> ModelSpec:
     return spec_from_config(cfg, count, dtype, path.name)
 
 
+def spec_from_whisper_checkpoint(path: Path, dtype: str) -> ModelSpec:
+    """openai-whisper .pt: dims from the checkpoint, parameter count from the memory-mapped tensors."""
+    import torch
+
+    checkpoint = torch.load(path, map_location="cpu", mmap=True, weights_only=True)
+    dims = checkpoint["dims"]
+    count = sum(t.numel() for t in checkpoint["model_state_dict"].values())
+    return ModelSpec(
+        kind="whisper", name=path.name, param_count=count, dtype_bytes=DTYPE_BYTES[dtype],
+        layers=dims["n_audio_layer"], hidden=dims["n_audio_state"], heads=dims["n_audio_head"],
+        kv_heads=dims["n_audio_head"], head_dim=dims["n_audio_state"] // dims["n_audio_head"],
+        intermediate=4 * dims["n_audio_state"], vocab=dims["n_vocab"], decoder_layers=dims["n_text_layer"],
+        source_positions=dims["n_audio_ctx"], mel_bins=dims["n_mels"],
+    )
+
+
 CTRANSLATE2_WORKSPACE = 256 * 2**20
 
 

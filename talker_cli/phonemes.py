@@ -30,6 +30,20 @@ _SILENCE = set(".,;:!?—–-…\"'()[]") | {"^", "$", "_"}
 _WORD_BREAK = " "
 
 
+# MFA's english_mfa dictionary speaks IPA with multi-letter diphthongs and diacritics.
+_MFA_IPA = {"aj": "AY", "aw": "AW", "ej": "EY", "ow": "OW", "ɔj": "OY", "ʉ": "UW", "ɫ": "L", "c": "K", "ɟ": "G",
+            "ʎ": "L", "ɲ": "N", "ɒ": "AA", "ɐ": "AH", "spn": "SIL", "sil": "SIL", "": "SIL"}
+_MFA_MARKS = str.maketrans("", "", "ʰʷːˑ̩̃ʲ")
+
+
+def mfa_label(label: str) -> str:
+    """An MFA phone (ARPA 'AH0' or IPA 'tʃ', 'aj', 'tʰ') -> ARPAbet."""
+    if label[:1].isupper():
+        return arpabet_label(label)
+    core = label.translate(_MFA_MARKS)
+    return _MFA_IPA.get(core) or IPA_TO_ARPABET.get(core) or "SIL"
+
+
 def arpabet_label(label: str) -> str:
     """'AH0' -> 'AH'; unknown labels (noise, +SPN+) -> 'SIL'."""
     core = label.rstrip("012").upper()

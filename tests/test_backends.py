@@ -1,0 +1,217 @@
+"""Full-size backends' loading and running code on tiny seeded random-init models in their real
+on-disk formats, and `talker models`."""
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from talker_cli.artifacts import Speech
+from talker_cli.asr import ASR_RATE, make_asr
+from talker_cli.audio_io import decode_audio
+from talker_cli.cli import app
+from talker_cli.config import AlignmentConfig, AsrConfig, LlmConfig, TalkerConfig
+from talker_cli.errors import ModelMissingError
+from talker_cli.llm import _dequantized_dir, bundled_gguf, make_llm
+from talker_cli.mfa import MfaAligner, prepare_corpus, track_from_textgrid
+from talker_cli.model_specs import spec_from_folder, spec_from_whisper_checkpoint
+from talker_cli.phonemes import mfa_label
+from talker_cli.stages import AsrStage, Job
+
+
+@pytest.fixture(scope="module")
+def tiny_whisper(tmp_path_factory):
+    """A 2-layer openai-whisper checkpoint in the .pt format openai-whisper saves.
+
+    Random weights say random things, and which things depends on float rounding; so the output
+    head is set to favour one word whatever the hidden state: then the transcript is known.
+    """
+    import torch
+    from whisper.model import ModelDimensions, Whisper
+    from whisper.tokenizer import get_tokenizer
+
+    torch.manual_seed(0)
+    dims = ModelDimensions(n_mels=80, n_audio_ctx=1500, n_audio_state=64, n_audio_head=2, n_audio_layer=2,
+                           n_vocab=51864, n_text_ctx=448, n_text_state=64, n_text_head=2, n_text_layer=2)
+    model = Whisper(dims)
+    hello = get_tokenizer(multilingual=False).encode(" hello")[0]
+    with torch.no_grad():
+        # logits = ln(x) @ E.T; layer norm output sums to 0, so with bias 1 the row of ones scores 64
+        model.decoder.token_embedding.weight.zero_()
+        model.decoder.token_embedding.weight[hello] = 1.0
+        model.decoder.ln.bias.fill_(1.0)
+    path = tmp_path_factory.mktemp("whisper") / "tiny-2layer.pt"
+    torch.save({"dims": dims.__dict__, "model_state_dict": model.state_dict()}, path)
+    return path, sum(t.numel() for t in model.state_dict().values())  # weights and saved buffers
+
+
+def test_openai_whisper_checkpoint_runs_through_the_asr_stage(tiny_whisper, speech_wav, tmp_path):
+    path, tensors = tiny_whisper
+    config = TalkerConfig(asr=AsrConfig(backend="openai-whisper", model=str(path)))
+    job = Job(photo=tmp_path / "p.png", output=tmp_path / "o.mp4", config=config, audio=speech_wav)
+    job.artifacts["speech"] = Speech(decode_audio(speech_wav, ASR_RATE), ASR_RATE, "recording")
+    stage = AsrStage()
+    stage.load(job)
+    try:
+        details = stage.run(job)
+    finally:
+        stage.unload()
+    transcript = job.artifacts["transcript"]
+    assert stage.backend == "openai-whisper" and details["words"] == len(transcript.words) > 0
+    assert all(0 <= w.start_s <= w.end_s <= 5.4 for w in transcript.words)
+    assert job.artifacts["script"].origin == "transcript"
+    assert transcript.words[0].text == "hello"
+    spec = spec_from_whisper_checkpoint(path, "float16")
+    assert spec.param_count == tensors and spec.kind == "whisper" and spec.decoder_layers == 2
+
+
+def test_openai_whisper_missing_checkpoint_names_the_path_and_flag(tmp_path):
+    asr = make_asr(AsrConfig(backend="openai-whisper", model=str(tmp_path / "large-v3.pt")))
+    with pytest.raises(ModelMissingError, match=f"{tmp_path}/large-v3.pt; pass --asr-model"):
+        asr.load()
+    with pytest.raises(ModelMissingError, match="needs a checkpoint"):
+        make_asr(AsrConfig(backend="openai-whisper"))
+
+
+def test_transformers_llm_from_a_local_folder(tmp_path):
+    """A 2-layer Llama saved by transformers, with SmolLM2's tokenizer (from talker's GGUF cache)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    bundled = make_llm(LlmConfig())
+    bundled.load()  # makes sure the dequantized SmolLM2 (and its tokenizer) is in the cache
+    bundled.unload()
+    folder = tmp_path / "tiny-llama"
+    torch.manual_seed(0)
+    LlamaForCausalLM(LlamaConfig(vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=2)).save_pretrained(folder)
+    cache = _dequantized_dir(bundled_gguf())
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
+        shutil.copy(cache / name, folder / name)
+    llm = make_llm(LlmConfig(model=str(folder), max_new_tokens=8))
+    llm.load()
+    try:
+        first, second = llm.reply("Hello?"), llm.reply("Hello?")
+    finally:
+        llm.unload()
+    assert isinstance(first, str) and first == second  # greedy: deterministic
+    assert spec_from_folder(folder, "float32").param_count == sum(
+        p.numel() for p in LlamaForCausalLM.from_pretrained(folder).parameters())
+
+
+def test_missing_hub_model_names_the_cache():
+    from talker_cli.llm import resolve_llm_path
+
+    with pytest.raises(ModelMissingError, match="not in the Hugging Face cache"):
+        resolve_llm_path("nobody/no-such-model")
+
+
+TEXTGRID = '''File type = "ooTextFile"
+Object class = "TextGrid"
+
+xmin = 0
+xmax = 1.2
+tiers? <exists>
+size = 2
+item []:
+    item [1]:
+        class = "IntervalTier"
+        name = "words"
+        xmin = 0
+        xmax = 1.2
+        intervals: size = 3
+        intervals [1]:
+            xmin = 0
+            xmax = 0.3
+            text = ""
+        intervals [2]:
+            xmin = 0.3
+            xmax = 0.8
+            text = "hello"
+        intervals [3]:
+            xmin = 0.8
+            xmax = 1.2
+            text = ""
+    item [2]:
+        class = "IntervalTier"
+        name = "phones"
+        xmin = 0
+        xmax = 1.2
+        intervals: size = 6
+        intervals [1]:
+            xmin = 0
+            xmax = 0.3
+            text = ""
+        intervals [2]:
+            xmin = 0.3
+            xmax = 0.4
+            text = "h"
+        intervals [3]:
+            xmin = 0.4
+            xmax = 0.5
+            text = "ə"
+        intervals [4]:
+            xmin = 0.5
+            xmax = 0.6
+            text = "ɫ"
+        intervals [5]:
+            xmin = 0.6
+            xmax = 0.8
+            text = "ow"
+        intervals [6]:
+            xmin = 0.8
+            xmax = 1.2
+            text = "spn"
+'''
+
+
+def test_mfa_textgrid_becomes_timed_arpabet():
+    track = track_from_textgrid(TEXTGRID)
+    assert [(p.label, p.start_s, p.end_s) for p in track.phones] == [
+        ("SIL", 0.0, 0.3), ("HH", 0.3, 0.4), ("AH", 0.4, 0.5), ("L", 0.5, 0.6), ("OW", 0.6, 0.8), ("SIL", 0.8, 1.2)]
+    assert [(w.text, w.start_s) for w in track.words] == [("hello", 0.3)]
+    assert track.source == "mfa"
+
+
+def test_mfa_labels_in_both_phone_sets():
+    assert [mfa_label(x) for x in ["AH0", "tʃ", "aj", "tʰ", "iː", "spn", "dʒ"]] == ["AH", "CH", "AY", "T", "IY", "SIL", "JH"]
+
+
+def test_mfa_corpus_layout(tmp_path):
+    import numpy as np
+
+    corpus = prepare_corpus(tmp_path, Speech(np.zeros(1600, np.float32), 16000, "tts"), "Hello   there")
+    assert (corpus / "speaker" / "utterance.wav").stat().st_size > 44
+    assert (corpus / "speaker" / "utterance.lab").read_text() == "Hello there\n"
+
+
+def test_mfa_without_the_command_says_how_to_install(monkeypatch):
+    if shutil.which("mfa"):
+        pytest.skip("mfa is installed here; the missing-command path is not reachable")
+    aligner = MfaAligner("english_us_arpa", "english_us_arpa")
+    with pytest.raises(ModelMissingError, match="conda install -c conda-forge montreal-forced-aligner"):
+        aligner.load()
+
+
+def test_mfa_real_alignment_where_installed(speech_wav, speech_text):
+    if not shutil.which("mfa"):
+        pytest.skip("mfa is not installed (it needs conda and Kaldi): real alignment not run; "
+                    "TextGrid parsing and corpus preparation are tested above")
+    config = AlignmentConfig(backend="mfa", mfa_dictionary="english_us_arpa", mfa_acoustic_model="english_us_arpa")
+    aligner = MfaAligner(config.mfa_dictionary, config.mfa_acoustic_model)
+    aligner.load()
+    track = aligner.align(Speech(decode_audio(speech_wav, 16000), 16000, "recording"), speech_text)
+    assert len(track.phones) > 20
+
+
+def test_models_lists_backends_and_the_bundled_models():
+    result = CliRunner().invoke(app, ["models", "--json"])
+    assert result.exit_code == 0, result.output
+    entries = {(e["stage"], e["backend"]): e for e in json.loads(result.stdout)}
+    assert set(entries) >= {("asr", "faster-whisper"), ("asr", "openai-whisper"), ("llm", "transformers"),
+                            ("tts", "piper"), ("alignment", "pocketsphinx"), ("alignment", "mfa")}
+    llm = entries[("llm", "transformers")]
+    assert llm["installed"] and llm["found"][0]["path"].endswith(".gguf")
+    assert 0.2 * 2**30 < llm["found"][0]["vram_bytes"] < 0.4 * 2**30
+    assert entries[("tts", "piper")]["found"][0]["vram_bytes"] is None  # runs on the CPU
