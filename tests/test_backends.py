@@ -24,8 +24,9 @@ from talker_cli.stages import AsrStage, Job
 def tiny_whisper(tmp_path_factory):
     """A 2-layer openai-whisper checkpoint in the .pt format openai-whisper saves.
 
-    Random weights say random things, and which things depends on float rounding; so the output
-    head is set to favour one word whatever the hidden state: then the transcript is known.
+    Random weights say random things, and which things depend on float rounding (even on which
+    libraries set the CPU's denormal flags); so the output head is set to favour one word whatever
+    the hidden state: then the transcript is known.
     """
     import torch
     from whisper.model import ModelDimensions, Whisper
@@ -37,10 +38,12 @@ def tiny_whisper(tmp_path_factory):
     model = Whisper(dims)
     hello = get_tokenizer(multilingual=False).encode(" hello")[0]
     with torch.no_grad():
-        # logits = ln(x) @ E.T; layer norm output sums to 0, so with bias 1 the row of ones scores 64
-        model.decoder.token_embedding.weight.zero_()
-        model.decoder.token_embedding.weight[hello] = 1.0
-        model.decoder.ln.bias.fill_(1.0)
+        # logits = ln(x) @ E.T: a layer norm that outputs the direction of a 10x longer "hello" row
+        # gives that row a score far above every other, for any input.
+        embedding = model.decoder.token_embedding.weight
+        embedding[hello] *= 10
+        model.decoder.ln.weight.zero_()
+        model.decoder.ln.bias.copy_(embedding[hello] / embedding[hello].norm())
     path = tmp_path_factory.mktemp("whisper") / "tiny-2layer.pt"
     torch.save({"dims": dims.__dict__, "model_state_dict": model.state_dict()}, path)
     return path, sum(t.numel() for t in model.state_dict().values())  # weights and saved buffers
