@@ -11,6 +11,7 @@ import logging
 import os
 import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -26,6 +27,15 @@ app = typer.Typer(
     help="Turn a face photo plus text or speech into an MP4 of that face speaking, offline.",
 )
 log = logging.getLogger("talker")
+
+
+# Options several commands share.
+PRESET = typer.Option("cpu", "--preset", help="Preset name from presets/ or a .toml path.")
+ASR_MODEL = typer.Option(None, "--asr-model", help="ASR model: CTranslate2 Whisper folder, or openai-whisper .pt / name.")
+LLM_MODEL = typer.Option(None, "--llm-model", help="LLM: transformers folder, .gguf, or org/name in the Hugging Face cache.")
+MEM_RATIO = typer.Option(None, "--mem-ratio", help="The most of a card to reserve (0..1).")
+WAIT = typer.Option(0.0, "--wait", help="Seconds to wait for a GPU another talker job holds.")
+QUIET = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr.")
 
 
 def _on_sigterm(signum, frame):
@@ -94,6 +104,23 @@ def _setup_logging(quiet: bool) -> None:
     log.setLevel(logging.WARNING if quiet else logging.INFO)
 
 
+@contextmanager
+def _command_errors(progress: "Progress | None" = None):
+    """Turn talker's errors into their exit codes, and interrupts into 130/143, at the CLI boundary."""
+    try:
+        yield
+    except TalkerError as error:
+        if progress:
+            progress.close()
+        _fail(error)
+    except KeyboardInterrupt as error:
+        if progress:
+            progress.close()
+        _interrupted(error)
+    if progress:
+        progress.close()
+
+
 def _fail(error: TalkerError) -> None:
     typer.echo(f"talker: error: {error}", err=True)
     raise typer.Exit(error.exit_code)
@@ -132,23 +159,23 @@ def render(
     text_file: Optional[Path] = typer.Option(None, "--text-file", help="The face says this UTF-8 file's text."),
     audio: Optional[Path] = typer.Option(None, "--audio", help="The face says this recording (WAV, MP3, ...)."),
     reply: bool = typer.Option(False, "--reply", help="The LLM answers the text or transcript; the face says the answer."),
-    preset: str = typer.Option("cpu", "--preset", help="Preset name from presets/ or a .toml path."),
+    preset: str = PRESET,
     fps: Optional[int] = typer.Option(None, "--fps", help="Frames per second (overrides the preset)."),
     max_side: Optional[int] = typer.Option(None, "--max-side", help="Long side of the video in pixels."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the idle motion (blinks, head sway)."),
     tts_model: Optional[Path] = typer.Option(None, "--tts-model", help="TTS model path (Piper: VOICE.onnx)."),
-    asr_model: Optional[Path] = typer.Option(None, "--asr-model", help="ASR model path (CTranslate2 Whisper folder)."),
-    llm_model: Optional[Path] = typer.Option(None, "--llm-model", help="LLM path (transformers folder or .gguf)."),
-    mem_ratio: Optional[float] = typer.Option(None, "--mem-ratio", help="The most of a card to reserve (0..1)."),
-    wait: float = typer.Option(0.0, "--wait", help="Seconds to wait for a GPU another talker job holds."),
+    asr_model: Optional[Path] = ASR_MODEL,
+    llm_model: Optional[Path] = LLM_MODEL,
+    mem_ratio: Optional[float] = MEM_RATIO,
+    wait: float = WAIT,
     json_out: bool = typer.Option(False, "--json", help="Print the run's manifest as JSON on stdout."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
+    quiet: bool = QUIET,
 ) -> None:
     """Render an MP4 of the photo's face saying the text or the recording."""
     _force_offline()
     _setup_logging(quiet)
     progress = Progress(quiet)
-    try:
+    with _command_errors(progress):
         from .config import load_config
         from .pipeline import run_job
         from .stages import Job
@@ -169,13 +196,6 @@ def render(
         job = Job(photo=photo, output=output, config=config, text=text, audio=audio, reply=reply)
         with device_locks([d for d in stage_devices(config).values() if uses_gpu(d)], wait):
             manifest = run_job(job, on_stage=progress)
-    except TalkerError as error:
-        progress.close()
-        _fail(error)
-    except KeyboardInterrupt as error:
-        progress.close()
-        _interrupted(error)
-    progress.close()
     if json_out:
         typer.echo(json.dumps(manifest, indent=2))
     elif not quiet:
@@ -211,14 +231,14 @@ def _print_check(verdict, devices) -> None:
 
 @app.command("check-gpu")
 def check_gpu(
-    preset: str = typer.Option("cpu", "--preset", help="Preset name from presets/ or a .toml path."),
+    preset: str = PRESET,
     text: Optional[str] = typer.Option(None, "--text", help="Plan for this text."),
     text_file: Optional[Path] = typer.Option(None, "--text-file", help="Plan for this file's text."),
     audio: Optional[Path] = typer.Option(None, "--audio", help="Plan for this recording's length."),
     reply: bool = typer.Option(False, "--reply", help="Plan for an LLM reply too."),
-    mem_ratio: Optional[float] = typer.Option(None, "--mem-ratio", help="The most of a card to reserve (0..1)."),
-    llm_model: Optional[Path] = typer.Option(None, "--llm-model", help="LLM path (transformers folder or .gguf)."),
-    asr_model: Optional[Path] = typer.Option(None, "--asr-model", help="ASR model path (CTranslate2 Whisper folder)."),
+    mem_ratio: Optional[float] = MEM_RATIO,
+    llm_model: Optional[Path] = LLM_MODEL,
+    asr_model: Optional[Path] = ASR_MODEL,
     json_out: bool = typer.Option(False, "--json", help="Print the plan and verdict as JSON."),
 ) -> None:
     """Plan a job's VRAM per stage and check it against the GPUs, without loading any model.
@@ -227,7 +247,7 @@ def check_gpu(
     """
     _force_offline()
     _setup_logging(quiet=True)
-    try:
+    with _command_errors():
         from .config import load_config
         from .gpu_probe import probe_devices
         from .preflight import JobSize, decide, plan_job
@@ -251,8 +271,6 @@ def check_gpu(
             size = JobSize(text_chars=len(text or ""), reply=reply)
         devices = probe_devices()
         verdict = decide(plan_job(config, size), devices, config)
-    except TalkerError as error:
-        _fail(error)
     if json_out:
         summary = verdict_summary(verdict) | {"gpus": [d.__dict__ | {"device": d.label} for d in devices]}
         typer.echo(json.dumps(summary, indent=2))
@@ -270,17 +288,17 @@ def batch(
     out_dir: Path = typer.Option(..., "--out-dir", help="Folder for the outputs and batch.json (created if missing)."),
     preset: str = typer.Option("cpu", "--preset", help="Preset for jobs that name none."),
     force: bool = typer.Option(False, "--force", help="Redo jobs whose outputs are already complete."),
-    wait: float = typer.Option(0.0, "--wait", help="Seconds to wait for a GPU another talker job holds."),
+    wait: float = WAIT,
     allow: list[Path] = typer.Option([], "--allow", help="Another folder the batch file's paths may point into."),
     metrics_file: Optional[Path] = typer.Option(None, "--metrics-file", help="Write Prometheus metrics here."),
     json_out: bool = typer.Option(False, "--json", help="Print the batch summary as JSON on stdout."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
+    quiet: bool = QUIET,
 ) -> None:
     """Render every job of a batch file. Exit 0: all done; 10: some failed; 11: all failed."""
     _force_offline()
     _setup_logging(quiet)
     progress = Progress(quiet)
-    try:
+    with _command_errors(progress):
         from .batch import run_batch, summary_table
         from .batch_file import read_batch
         from .config import load_config
@@ -292,13 +310,6 @@ def batch(
         out_dir.mkdir(parents=True, exist_ok=True)
         with device_locks(_gpu_devices({s.preset or preset for s in specs}), wait):
             summary = run_batch(specs, out_dir, preset, force=force, on_stage=progress)
-    except TalkerError as error:
-        progress.close()
-        _fail(error)
-    except KeyboardInterrupt as error:
-        progress.close()
-        _interrupted(error)
-    progress.close()
     if metrics_file is not None:
         from .metrics import write_metrics
 
@@ -329,13 +340,11 @@ def models(
     """List each backend: library installed, where it looks, what it found, the VRAM each model needs."""
     _force_offline()
     _setup_logging(quiet=True)
-    try:
+    with _command_errors():
         from .catalog import catalog
         from .config import load_config
 
         entries = catalog(load_config(preset))
-    except TalkerError as error:
-        _fail(error)
     if json_out:
         typer.echo(json.dumps([e.__dict__ | {"found": [f.__dict__ for f in e.found]} for e in entries], indent=2))
         return
