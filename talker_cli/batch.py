@@ -69,7 +69,10 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
     from .pipeline import run_jobs
     from .stages import Job, render_stages
 
+    from .work_cache import WorkCache
+
     started = time.perf_counter()
+    cache = WorkCache(read=not force)  # finished stages of interrupted jobs are reused from it
     rows: list[dict[str, Any]] = []
     groups: dict[str, list[tuple[JobSpec, Job]]] = {}
     configs = {name: load_config(name) for name in {s.preset or default_preset for s in specs}}
@@ -87,7 +90,8 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
         if not force and is_complete(output, config, expected_hashes(spec, text)):
             row.update(status="skipped", reason="complete output from the same inputs and config")
             continue
-        job = Job(photo=spec.photo, output=output, config=config, text=text, audio=spec.audio, reply=spec.reply)
+        job = Job(photo=spec.photo, output=output, config=config, text=text, audio=spec.audio, reply=spec.reply,
+                  cache=cache)
         groups.setdefault(preset, []).append((spec, job))
     by_line = {row["line"]: row for row in rows}
     for preset, members in groups.items():

@@ -168,6 +168,7 @@ def render(
     llm_model: Optional[Path] = LLM_MODEL,
     mem_ratio: Optional[float] = MEM_RATIO,
     wait: float = WAIT,
+    force: bool = typer.Option(False, "--force", help="Redo every stage; do not reuse cached speech, transcripts or replies."),
     json_out: bool = typer.Option(False, "--json", help="Print the run's manifest as JSON on stdout."),
     quiet: bool = QUIET,
 ) -> None:
@@ -193,7 +194,10 @@ def render(
         from .device_lock import device_locks
         from .preflight import stage_devices, uses_gpu
 
-        job = Job(photo=photo, output=output, config=config, text=text, audio=audio, reply=reply)
+        from .work_cache import WorkCache
+
+        job = Job(photo=photo, output=output, config=config, text=text, audio=audio, reply=reply,
+                  cache=WorkCache(read=not force))
         with device_locks([d for d in stage_devices(config).values() if uses_gpu(d)], wait):
             manifest = run_job(job, on_stage=progress)
     if json_out:

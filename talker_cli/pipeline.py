@@ -115,31 +115,70 @@ class JobResult:
     error: TalkerError | None = None
 
 
+def _cached(stage: Stage, job: Job) -> tuple[str | None, Path | None]:
+    """The stage's cache key for this job and the finished result under it, if any."""
+    parts = stage.cache_parts(job) if job.cache is not None else None
+    if parts is None:
+        return None, None
+    key = job.cache.key(stage.name, parts)
+    return key, job.cache.lookup(key)
+
+
+def _restore_one(stage: Stage, job: Job, folder: Path) -> StageReport:
+    started = time.perf_counter()
+    stage.restore(job, folder)
+    meta = job.cache.meta(folder)
+    return StageReport(name=stage.name, ran=True, backend=meta["backend"], model=meta["model"],
+                       device=job.stage_device(stage.name), seconds=round(time.perf_counter() - started, 3),
+                       details={**meta["details"], "cached": True})
+
+
 def _run_stage_over(stage: Stage, results: list[JobResult], on_stage: StageCallback | None) -> None:
-    """Load the stage once, run it for every job, free it. A job's failure stops only that job."""
+    """Reuse finished results from the work cache; load the stage once for the rest, run it for
+    each of them, free it. A job's failure stops only that job."""
     if on_stage:
         on_stage(stage.name, None)
+    pending = []
+    for result in results:
+        try:
+            key, folder = _cached(stage, result.job)
+            if folder is None:
+                pending.append((result, key))
+                continue
+            report = _restore_one(stage, result.job, folder)
+        except Exception as error:
+            result.error = _as_talker_error(stage, result.job, error)
+            continue
+        result.reports.append(report)
+        if on_stage:
+            on_stage(stage.name, report)
+    if not pending:
+        stage.after_all([r.job for r in results if r.error is None])
+        return
     started = time.perf_counter()
     try:
         try:
-            stage.load(results[0].job)
+            stage.load(pending[0][0].job)
         except Exception as error:
-            for result in results:
+            for result, _ in pending:
                 result.error = _as_talker_error(stage, result.job, error)
             return
         load_seconds = time.perf_counter() - started
-        for result in results:
+        for result, key in pending:
             try:
-                report = _run_one(stage, result.job, load_seconds, len(results))
+                report = _run_one(stage, result.job, load_seconds, len(pending))
             except Exception as error:
                 result.error = _as_talker_error(stage, result.job, error)
                 continue
             result.reports.append(report)
+            if key is not None:
+                meta = {"backend": report.backend, "model": report.model, "details": report.details}
+                result.job.cache.store(key, meta, lambda folder, job=result.job: stage.save(job, folder))
             if on_stage:
                 on_stage(stage.name, report)
         stage.after_all([r.job for r in results if r.error is None])
     except Exception as error:
-        for result in results:
+        for result, _ in pending:
             result.error = result.error or _as_talker_error(stage, result.job, error)
     finally:
         stage.unload()

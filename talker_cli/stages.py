@@ -7,8 +7,9 @@ and model serve it. The runner in pipeline.py alone loads, runs and frees stages
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ class Job:
     planned: dict[str, int] = field(default_factory=dict)  # stage -> planned peak bytes
     vram: dict[str, Any] = field(default_factory=dict)
     requested_config_sha256: str = ""  # the config as asked for, before any CPU fallback
+    cache: Any = None  # a WorkCache: finished stage results are reused from it and recorded in it
 
     def __post_init__(self) -> None:
         self.requested_config_sha256 = self.requested_config_sha256 or self.config.digest()
@@ -66,6 +68,17 @@ class Stage:
 
     def after_all(self, jobs: list[Job]) -> None:
         """Work that needs every job's answer, after the stage ran for all of them."""
+
+    # A stage whose result is worth keeping says what decides it (cache_parts), and how to write
+    # (save) and read back (restore) its result; the runner does the rest.
+    def cache_parts(self, job: Job) -> dict[str, Any] | None:
+        return None
+
+    def save(self, job: Job, folder: Path) -> None:
+        raise NotImplementedError
+
+    def restore(self, job: Job, folder: Path) -> None:
+        raise NotImplementedError
 
     def unload(self) -> None:
         pass
@@ -223,6 +236,22 @@ class AsrStage(Stage):
         job.artifacts["script"] = Script(text=text, origin="transcript")
         return {"words": len(transcript.words), "language": transcript.language}
 
+    def cache_parts(self, job: Job) -> dict[str, Any]:
+        return {"audio_sha256": job.input_hashes.get("audio_sha256"), "asr": asdict(job.config.asr)}
+
+    def save(self, job: Job, folder: Path) -> None:
+        t = job.artifacts["transcript"]
+        words = [[w.text, w.start_s, w.end_s] for w in t.words]
+        (folder / "transcript.json").write_text(json.dumps({"text": t.text, "language": t.language, "words": words}))
+
+    def restore(self, job: Job, folder: Path) -> None:
+        from .artifacts import Transcript, Word
+
+        data = json.loads((folder / "transcript.json").read_text())
+        transcript = Transcript(data["text"], tuple(Word(*w) for w in data["words"]), data["language"])
+        job.artifacts["transcript"] = transcript
+        job.artifacts["script"] = Script(check_script(transcript.text, job.config.input.max_chars, "transcript"), "transcript")
+
     def unload(self) -> None:
         self.engine = None
 
@@ -251,6 +280,23 @@ class LlmStage(Stage):
         job.artifacts.pop("speech", None)
         return {"reply_chars": len(reply.text)}
 
+    def cache_parts(self, job: Job) -> dict[str, Any]:
+        from .llm import resolve_llm_path
+
+        model = resolve_llm_path(job.config.llm.model)
+        identity = [str(model), model.stat().st_size if model.is_file() else None]
+        return {"prompt": job.artifacts["script"].text, "llm": asdict(job.config.llm), "model": identity}
+
+    def save(self, job: Job, folder: Path) -> None:
+        data = {"prompt": job.artifacts["prompt"], "reply": job.artifacts["script"].text}
+        (folder / "reply.json").write_text(json.dumps(data))
+
+    def restore(self, job: Job, folder: Path) -> None:
+        data = json.loads((folder / "reply.json").read_text())
+        job.artifacts["prompt"] = data["prompt"]
+        job.artifacts["script"] = Script(data["reply"], "reply")
+        job.artifacts.pop("speech", None)
+
     def unload(self) -> None:
         self.engine = None
 
@@ -272,6 +318,30 @@ class TtsStage(Stage):
         speech = self.engine.synthesize(job.artifacts["script"].text)
         job.artifacts["speech"] = speech
         return {"speech_s": round(speech.duration_s, 3), "sample_rate": speech.sample_rate}
+
+    def cache_parts(self, job: Job) -> dict[str, Any]:
+        return {"text": job.artifacts["script"].text, "tts": asdict(job.config.tts)}
+
+    def save(self, job: Job, folder: Path) -> None:
+        import numpy as np
+
+        speech = job.artifacts["speech"]
+        np.save(folder / "samples.npy", speech.samples)
+        phones = [[p.label, p.start_s, p.end_s] for p in speech.native_phones or ()]
+        words = [[w.text, w.start_s, w.end_s] for w in speech.native_words or ()]
+        (folder / "speech.json").write_text(json.dumps({"sample_rate": speech.sample_rate, "phones": phones, "words": words}))
+
+    def restore(self, job: Job, folder: Path) -> None:
+        import numpy as np
+
+        from .artifacts import Phone, Word
+
+        data = json.loads((folder / "speech.json").read_text())
+        job.artifacts["speech"] = Speech(
+            samples=np.load(folder / "samples.npy"), sample_rate=data["sample_rate"], origin="tts",
+            native_phones=tuple(Phone(*p) for p in data["phones"]) or None,
+            native_words=tuple(Word(*w) for w in data["words"]) or None,
+        )
 
     def unload(self) -> None:
         self.engine = None

@@ -20,6 +20,8 @@ def offline_environment(tmp_path_factory):
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
+    # Stage results are cached per test session, so no test depends on what an earlier run left.
+    os.environ["TALKER_WORK_CACHE"] = str(tmp_path_factory.mktemp("work-cache"))
     yield
 
 

@@ -120,3 +120,15 @@ def test_reply_speaks_the_llm_answer(tmp_path, face_photo):
     assert "Paris" in manifest["spoken_text"]
     assert {s["name"]: s for s in manifest["stages"]}["llm"]["ran"]
     assert out.exists()
+
+
+def test_a_rerun_reuses_the_speech_and_force_makes_it_again(text_render, face_photo, tmp_path):
+    folder, first = text_render
+    preset = folder / "still.toml"
+    args = ["render", "--photo", str(face_photo), "--text", first["spoken_text"], "--preset", str(preset), "--json", "-q"]
+    again = json.loads(runner.invoke(app, args + ["-o", str(tmp_path / "again.mp4")]).stdout)
+    tts = {s["name"]: s for s in again["stages"]}["tts"]
+    assert tts["details"]["cached"] is True and tts["backend"] == "piper"
+    assert again["video"] == first["video"]
+    forced = json.loads(runner.invoke(app, args + ["-o", str(tmp_path / "forced.mp4"), "--force"]).stdout)
+    assert "cached" not in {s["name"]: s for s in forced["stages"]}["tts"]["details"]

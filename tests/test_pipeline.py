@@ -103,3 +103,55 @@ def test_gpu_oom_after_the_retry_fails_the_job_with_the_stage_named(tmp_path):
         run_job(job_for(tmp_path), [Batched([], fail_above=1)])
     assert raised.value.exit_code == 5
     assert list(tmp_path.iterdir()) == []
+
+
+def test_finished_stages_are_reused_after_a_failure_and_force_redoes_them(tmp_path):
+    from talker_cli.work_cache import WorkCache
+
+    class Expensive(Recorder):
+        def cache_parts(self, job):
+            return {"text": job.text}
+
+        def run(self, job):
+            self.events.append("run expensive")
+            job.artifacts["made"] = job.text.upper()
+            return {"n": 1}
+
+        def save(self, job, folder):
+            (folder / "made.txt").write_text(job.artifacts["made"])
+
+        def restore(self, job, folder):
+            job.artifacts["made"] = (folder / "made.txt").read_text()
+
+    class Flaky(Recorder):
+        fail_next = True
+
+        def run(self, job):
+            if Flaky.fail_next:
+                Flaky.fail_next = False
+                raise RuntimeError("power cut")
+            assert job.artifacts["made"] == "HI"
+            return {}
+
+    cache = WorkCache(tmp_path / "cache")
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def job(read=True):
+        j = Job(photo=out / "p.png", output=out / "o.mp4", config=TalkerConfig(), text="hi",
+                cache=WorkCache(cache.root, read=read))
+        return j
+
+    events = []
+    with pytest.raises(StageError, match="power cut"):
+        run_job(job(), [Expensive("tts", events), Flaky("mp4", events)])
+    assert events.count("run expensive") == 1 and list(out.iterdir()) == []
+    events.clear()
+    manifest = run_job(job(), [Expensive("tts", events), Flaky("mp4", events)])
+    assert "run expensive" not in events and "load tts" not in events  # reused, not even loaded
+    assert manifest["stages"][0]["details"] == {"n": 1, "cached": True}
+    events.clear()
+    run_job(job(read=False), [Expensive("tts", events), Flaky("mp4", events)])
+    assert events.count("run expensive") == 1  # --force
+    key = cache.key("tts", {"text": "hi"})
+    assert cache.key("tts", {"text": "hi!"}) != key and cache.lookup(key) is not None

@@ -1,0 +1,60 @@
+"""A content-addressed cache of finished stage results (speech, transcripts, replies).
+
+A key is the hash of what decides a stage's result: its inputs' content and its part of the config.
+An interrupted or failed job re-run later reuses what its finished stages made; a changed input or
+setting makes a new key. Entries are written to a temporary folder and renamed when complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1  # bump when what a stage saves changes shape
+
+
+def default_root() -> Path:
+    explicit = os.environ.get("TALKER_WORK_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "talker" / "work"
+
+
+class WorkCache:
+    def __init__(self, root: Path | None = None, read: bool = True):
+        self.root = root or default_root()
+        self.read = read  # False (--force): redo every stage, but still record the results
+
+    @staticmethod
+    def key(stage: str, parts: dict[str, Any]) -> str:
+        blob = json.dumps({"stage": stage, "format": FORMAT, **parts}, sort_keys=True, default=str)
+        return f"{stage}-{hashlib.sha256(blob.encode()).hexdigest()[:32]}"
+
+    def lookup(self, key: str) -> Path | None:
+        folder = self.root / key
+        return folder if self.read and (folder / "meta.json").is_file() else None
+
+    def store(self, key: str, meta: dict[str, Any], write: Callable[[Path], None]) -> None:
+        """write(folder) fills a fresh folder; it appears under its key only when complete."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        temp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=self.root))
+        try:
+            write(temp)
+            (temp / "meta.json").write_text(json.dumps(meta))
+            target = self.root / key
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(temp, target)
+        except OSError:
+            shutil.rmtree(temp, ignore_errors=True)  # a cache that cannot be written costs only time
+
+    @staticmethod
+    def meta(folder: Path) -> dict[str, Any]:
+        return json.loads((folder / "meta.json").read_text())
