@@ -11,6 +11,16 @@ from typing import Any
 from .errors import UsageError
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class OutputSet:
     def __init__(self, video_path: Path):
         folder = video_path.parent
@@ -29,6 +39,15 @@ class OutputSet:
         }
         tag = f".partial-{os.getpid()}"
         self.temporary = {key: path.with_name(f".{path.name}{tag}") for key, path in self.final.items()}
+        self._remove_stale()
+
+    def _remove_stale(self) -> None:
+        """Partial files of runs that were killed outright (SIGKILL, power cut) and are gone."""
+        for path in self.final.values():
+            for partial in path.parent.glob(f".{path.name}.partial-*"):
+                pid = partial.name.rsplit("-", 1)[-1]
+                if pid.isdigit() and not _alive(int(pid)):
+                    partial.unlink(missing_ok=True)
 
     def temp(self, key: str) -> Path:
         return self.temporary[key]

@@ -197,6 +197,7 @@ def test_a_killed_render_leaves_no_corrupt_output_and_resumes(workspace, delay_s
     result = runner.invoke(app, ["batch", str(path), "--out-dir", str(out), "-q"])
     assert result.exit_code == 0
     assert float(ffprobe(out / "k.mp4")["format"]["duration"]) > 5
+    assert not [p for p in out.iterdir() if ".partial-" in p.name]  # the killed run's leftovers are gone
 
 
 # --- one GPU shared by several jobs ------------------------------------------------------------
