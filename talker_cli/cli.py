@@ -295,6 +295,7 @@ def batch(
     wait: float = WAIT,
     allow: list[Path] = typer.Option([], "--allow", help="Another folder the batch file's paths may point into."),
     metrics_file: Optional[Path] = typer.Option(None, "--metrics-file", help="Write Prometheus metrics here."),
+    ray_address: Optional[str] = typer.Option(None, "--ray", help="Run one Ray task per job: 'local', 'auto' or a cluster address."),
     json_out: bool = typer.Option(False, "--json", help="Print the batch summary as JSON on stdout."),
     quiet: bool = QUIET,
 ) -> None:
@@ -312,8 +313,14 @@ def batch(
         for name in {s.preset or preset for s in specs}:
             load_config(name)  # an unknown preset fails the batch before any work
         out_dir.mkdir(parents=True, exist_ok=True)
-        with device_locks(_gpu_devices({s.preset or preset for s in specs}), wait):
-            summary = run_batch(specs, out_dir, preset, force=force, on_stage=progress)
+        if ray_address is not None:
+            from .ray_runner import run_batch_on_ray
+
+            # Ray places GPU jobs by its own GPU accounting; each worker's preflight reserves memory.
+            summary = run_batch_on_ray(specs, out_dir.resolve(), preset, force, ray_address)
+        else:
+            with device_locks(_gpu_devices({s.preset or preset for s in specs}), wait):
+                summary = run_batch(specs, out_dir, preset, force=force, on_stage=progress)
     if metrics_file is not None:
         from .metrics import write_metrics
 

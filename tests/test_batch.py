@@ -252,3 +252,37 @@ def test_render_on_a_busy_gpu_exits_busy(monkeypatch, tmp_path, face_photo):
         result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", "hi", "--reply",
                                      "--preset", "gpu-12gb", "-o", str(tmp_path / "a.mp4")])
     assert result.exit_code == 12 and "--wait" in result.stderr
+
+
+# --- past one machine: Ray ----------------------------------------------------------------------
+
+def test_batch_on_a_local_ray_cluster(workspace):
+    rows = [{"photo": "face.png", "text": "Rendered by a Ray task.", "output": "r1.mp4"},
+            {"photo": "face.png", "text": "Another Ray task.", "output": "r2.mp4"},
+            {"photo": "nope.png", "text": "This one fails.", "output": "r3.mp4"}]
+    path = write_jobs(workspace, rows)
+    out = workspace / "out"
+    result = runner.invoke(app, ["batch", str(path), "--out-dir", str(out), "--ray", "local", "--json", "-q"])
+    assert result.exit_code == 10, result.output
+    summary = json.loads(result.stdout)
+    assert summary["engine"] == "ray (local)"
+    assert [j["status"] for j in summary["jobs"]] == ["ok", "ok", "failed"]
+    assert summary["jobs"][2]["exit_code"] == 3 and all("node" in j for j in summary["jobs"])
+    for name in ("r1.mp4", "r2.mp4"):
+        assert float(ffprobe(out / name)["format"]["duration"]) > 1
+    assert not (out / "r3.mp4").exists()
+    assert json.loads((out / "batch.json").read_text())["counts"] == {"ok": 2, "skipped": 0, "failed": 1}
+    # A re-run on Ray skips the finished jobs too.
+    again = json.loads(runner.invoke(app, ["batch", str(path), "--out-dir", str(out), "--ray", "local", "--json", "-q"]).stdout)
+    assert [j["status"] for j in again["jobs"]] == ["skipped", "skipped", "failed"]
+
+
+def test_ray_gpu_requests_come_from_the_plan(workspace):
+    from talker_cli.batch_file import JobSpec
+    from talker_cli.ray_runner import gpus_for
+
+    photo = workspace / "face.png"
+    assert gpus_for(JobSpec(1, photo, "a.mp4", text="hi"), "gpu-12gb") == 0  # TTS runs on the CPU
+    assert gpus_for(JobSpec(1, photo, "a.mp4", text="hi", reply=True), "gpu-12gb") == 1  # the LLM on a GPU
+    assert gpus_for(JobSpec(1, photo, "a.mp4", audio=workspace / "speech.wav"), "gpu-24gb") == 1
+    assert gpus_for(JobSpec(1, photo, "a.mp4", text="hi", reply=True), "cpu") == 0
