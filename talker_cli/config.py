@@ -42,7 +42,7 @@ class LlmConfig:
     dtype: str = "float32"
     cpu_fallback: bool = True
     max_new_tokens: int = 80
-    context_tokens: int = 2048
+    context_tokens: int = 4096  # hard limit; the oldest sentences drop first
     system_prompt: str = "You are a friendly presenter. Answer in two or three short sentences."
     repetition_penalty: float = 1.15  # small models loop without it
 

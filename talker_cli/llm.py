@@ -9,13 +9,17 @@ Decoding is greedy: the same input gives the same answer.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
+import re
 from pathlib import Path
 from typing import Protocol
 
 from .artifacts import Script
 from .config import LlmConfig
 from .errors import InputError, ModelMissingError, UsageError
+
+log = logging.getLogger("talker")
 
 
 class LlmBackend(Protocol):
@@ -136,18 +140,37 @@ class TransformersLlm:
             pass
         return tokenizer, model.to(self._dtype())
 
+    def _encode(self, turns: list[str]):
+        messages = [{"role": "system", "content": self.config.system_prompt}]
+        messages += [{"role": "user", "content": turn} for turn in turns]
+        return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
+                                                  return_dict=True)
+
+    def fit_context(self, prompt: str):
+        """The chat, cut to llm.context_tokens with room for the reply: the oldest sentences (the
+        earliest turns of what was said) drop first; the system prompt and the last one stay."""
+        turns = [t for t in re.split(r"(?<=[.!?])\s+", prompt.strip()) if t] or [prompt]
+        total = len(turns)
+        budget = self.config.context_tokens - self.config.max_new_tokens
+        while True:
+            inputs = self._encode([" ".join(turns)])
+            if inputs["input_ids"].shape[1] <= budget:
+                if len(turns) < total:
+                    log.warning("the LLM prompt was over %d tokens: its oldest %d of %d sentences were dropped",
+                                self.config.context_tokens, total - len(turns), total)
+                return inputs
+            if len(turns) == 1:
+                raise InputError(
+                    f"the last sentence alone is {inputs['input_ids'].shape[1]} tokens with the system prompt, over "
+                    f"llm.context_tokens={self.config.context_tokens} minus {self.config.max_new_tokens} for the reply; "
+                    "shorten it or raise the limit"
+                )
+            turns = turns[max(1, len(turns) // 4):]  # drop the oldest quarter, at least one
+
     def reply(self, prompt: str) -> str:
         import torch
 
-        messages = [{"role": "system", "content": self.config.system_prompt}, {"role": "user", "content": prompt}]
-        inputs = self.tokenizer.apply_chat_template(
-            messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
-        )
-        if inputs["input_ids"].shape[1] + self.config.max_new_tokens > self.config.context_tokens:
-            raise InputError(
-                f"the prompt is {inputs['input_ids'].shape[1]} tokens; with {self.config.max_new_tokens} new tokens it "
-                f"exceeds llm.context_tokens={self.config.context_tokens}; shorten the text"
-            )
+        inputs = self.fit_context(prompt)
         inputs = {k: v.to(self.model.device) for k, v in inputs.items()}
         with torch.inference_mode():
             output = self.model.generate(

@@ -99,3 +99,47 @@ def test_smollm_replies_deterministically():
     assert first == second
     assert "Paris" in first
     assert spoken_reply(first).text
+
+
+def test_llm_context_limit_drops_the_oldest_sentences_first():
+    llm = make_llm(LlmConfig(context_tokens=120, max_new_tokens=20))
+    llm.load()
+    try:
+        prompt = " ".join(f"Sentence number {i} is here." for i in range(40)) + " What is the capital of France?"
+        inputs = llm.fit_context(prompt)
+        text = llm.tokenizer.decode(inputs["input_ids"][0])
+        assert inputs["input_ids"].shape[1] <= 100
+        assert "capital of France" in text and "Sentence number 0 " not in text
+        assert "Sentence number 39" in text  # the newest are kept
+        with pytest.raises(Exception, match="the last sentence alone"):
+            llm.fit_context("word " * 300)
+    finally:
+        llm.unload()
+
+
+def test_llm_stage_leaves_no_tensor_behind():
+    """Everything the LLM stage allocated is gone once the runner has freed it."""
+    import gc
+
+    import torch
+
+    from talker_cli.config import TalkerConfig
+    from talker_cli.stages import Job, LlmStage
+
+    def tensor_bytes():
+        gc.collect()
+        return sum(o.numel() * o.element_size() for o in gc.get_objects()
+                   if isinstance(o, torch.Tensor) and not o.is_meta)
+
+    before = tensor_bytes()
+    job = Job(photo=None, output=None, config=TalkerConfig(), text="Hi.", reply=True)
+    from talker_cli.artifacts import Script
+
+    job.artifacts["script"] = Script("What is the capital of France?", "text")
+    stage = LlmStage()
+    stage.load(job)
+    during = tensor_bytes()
+    stage.run(job)
+    stage.unload()
+    assert during - before > 100 * 2**20  # the weights were there
+    assert tensor_bytes() - before < 1 * 2**20  # and now nothing is: weights, KV cache, logits
