@@ -47,7 +47,7 @@ def main() -> None:
 
         started = time.perf_counter()
         (folder / "reused").mkdir()
-        summary = run_batch(specs, folder / "reused", args.preset)
+        summary = run_batch(specs, folder / "reused", args.preset, force=True)  # no cached speech
         reused_s = time.perf_counter() - started
         assert summary["counts"]["ok"] == args.jobs, summary["counts"]
 
