@@ -44,8 +44,10 @@ class Job:
         self.requested_config_sha256 = self.requested_config_sha256 or self.config.digest()
 
     def stage_device(self, stage: str) -> str:
+        """Where a stage runs, spelled as reservations are keyed: 'cuda' means 'cuda:0'."""
         section = getattr(self.config, stage, None)
-        return getattr(section, "device", "cpu") if stage in ("asr", "llm", "tts") else "cpu"
+        device = getattr(section, "device", "cpu") if stage in ("asr", "llm", "tts") else "cpu"
+        return "cuda:0" if device == "cuda" else device
 
 
 class Stage:
