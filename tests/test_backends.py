@@ -24,9 +24,8 @@ from talker_cli.stages import AsrStage, Job
 def tiny_whisper(tmp_path_factory):
     """A 2-layer openai-whisper checkpoint in the .pt format openai-whisper saves.
 
-    Random weights say random things, and which things depend on float rounding (even on which
-    libraries set the CPU's denormal flags); so the output head is set to favour one word whatever
-    the hidden state: then the transcript is known.
+    Random weights say random things, and which things depend on float rounding; so the output
+    head is set to favour one word whatever the hidden state: then the transcript is known.
     """
     import torch
     from whisper.model import ModelDimensions, Whisper
@@ -38,6 +37,9 @@ def tiny_whisper(tmp_path_factory):
     model = Whisper(dims)
     hello = get_tokenizer(multilingual=False).encode(" hello")[0]
     with torch.no_grad():
+        # openai-whisper leaves the decoder's positions uninitialised (torch.empty): checkpoints
+        # fill them. Random bytes there can be NaN, so they get values like any other weight.
+        model.decoder.positional_embedding.normal_(0.0, 0.02)
         # logits = ln(x) @ E.T: a layer norm that outputs the direction of a 10x longer "hello" row
         # gives that row a score far above every other, for any input.
         embedding = model.decoder.token_embedding.weight
