@@ -1,6 +1,7 @@
 """VRAM planning, verdicts and the reservation's bookkeeping on the CPU, with the device's answers injected."""
 
 from dataclasses import replace
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -35,8 +36,11 @@ def plan(stage, gib, device="cuda:0", torch_allocated=True):
     return StagePlan(stage, device, stage, int(gib * GIB), 0, 0, torch_allocated)
 
 
+BUNDLED_GPU_PRESET = str(Path(__file__).parent / "presets" / "gpu-bundled.toml")
+
+
 def gpu_config(**sections):
-    config = load_config("gpu-24gb")
+    config = load_config(BUNDLED_GPU_PRESET)
     for name, values in sections.items():
         config = replace(config, **{name: replace(getattr(config, name), **values)})
     return config
@@ -258,7 +262,7 @@ runner = CliRunner()
 @pytest.mark.parametrize("devices, code", [([gpu(total_gib=24, free_gib=23)], 0), ([gpu(total_gib=0.5, free_gib=0.4)], 0), ([], 7)])
 def test_check_gpu_exit_codes(monkeypatch, devices, code):
     monkeypatch.setattr(gpu_probe, "probe_devices", lambda: devices)
-    result = runner.invoke(app, ["check-gpu", "--preset", "gpu-24gb", "--text", "Why is the sky blue?", "--reply", "--json"])
+    result = runner.invoke(app, ["check-gpu", "--preset", BUNDLED_GPU_PRESET, "--text", "Why is the sky blue?", "--reply", "--json"])
     assert result.exit_code == code, result.output
     import json
 
@@ -299,7 +303,7 @@ def test_render_falls_back_to_the_cpu_and_says_so(monkeypatch, tmp_path, face_ph
     monkeypatch.setattr(gpu_probe, "probe_devices", lambda: [])
     out = tmp_path / "a.mp4"
     result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", "What is two plus two?", "--reply",
-                                 "--preset", "gpu-12gb", "-o", str(out), "--json"])
+                                 "--preset", BUNDLED_GPU_PRESET, "-o", str(out), "--json"])
     assert result.exit_code == 0, result.stderr
     import json
 
@@ -314,3 +318,19 @@ def test_a_stage_on_plain_cuda_uses_the_reservation_of_cuda_0():
 
     job = Job(photo=None, output=None, config=gpu_config(), text="hi")
     assert job.stage_device("llm") == "cuda:0" and job.stage_device("render") == "cpu"
+
+
+@pytest.mark.parametrize("preset, missing", [("gpu-24gb", "Qwen/Qwen2.5-7B-Instruct"), ("gpu-12gb", "Qwen/Qwen2.5-3B-Instruct")])
+def test_gpu_tier_presets_name_the_model_they_miss(monkeypatch, preset, missing):
+    monkeypatch.setattr(gpu_probe, "probe_devices", lambda: [gpu(total_gib=24, free_gib=23)])
+    result = runner.invoke(app, ["check-gpu", "--preset", preset, "--text", "Hi", "--reply"])
+    if result.exit_code == 0:
+        pytest.skip(f"{missing} is in this machine's Hugging Face cache")
+    assert result.exit_code == 4 and f"model {missing} is not in the Hugging Face cache" in result.stderr
+    assert "--llm-model" in result.stderr
+
+
+def test_gpu_tier_presets_plan_whisper_from_its_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    result = runner.invoke(app, ["check-gpu", "--preset", "gpu-24gb", "--audio", str(Path(__file__).parent.parent / "samples" / "speech.wav")])
+    assert result.exit_code == 4 and f"{tmp_path}/whisper/large-v3.pt" in result.stderr and "--asr-model" in result.stderr
