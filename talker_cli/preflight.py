@@ -207,8 +207,8 @@ def suggestions(plans: list[StagePlan], device: DeviceVerdict, config: TalkerCon
     for plan in plans:
         if not _allows_fallback(config, plan.stage):
             out.append(f"set [{plan.stage}] cpu_fallback = true (or device = \"cpu\") to run {plan.stage} on the CPU")
-    fitting_ratio = device.reservation_bytes / device.total_bytes
-    if device.reservation_bytes < device.free_bytes and fitting_ratio <= 1.0:
+    if device.reservation_bytes < device.free_bytes:  # free <= total, so the ratio is under 1
+        fitting_ratio = device.reservation_bytes / device.total_bytes
         out.append(f"--mem-ratio {min(1.0, fitting_ratio + 0.02):.2f} would allow the reservation")
     out.append("a smaller preset (for example --preset gpu-12gb, or --preset cpu)")
     return out

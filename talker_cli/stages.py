@@ -56,7 +56,6 @@ class Stage:
     name = ""
     backend = "builtin"
     model = ""
-    device = "cpu"
 
     def applies(self, job: Job) -> bool:
         return True
@@ -228,7 +227,7 @@ class AsrStage(Stage):
         from .asr import make_asr
 
         self.engine = make_asr(job.config.asr)
-        self.backend, self.model, self.device = self.engine.name, self.engine.model_path, job.config.asr.device
+        self.backend, self.model = self.engine.name, self.engine.model_path
         self.engine.load()
 
     def run(self, job: Job) -> dict[str, Any]:
@@ -268,7 +267,7 @@ class LlmStage(Stage):
         from .llm import make_llm
 
         self.engine = make_llm(job.config.llm)
-        self.backend, self.model, self.device = self.engine.name, self.engine.model_path, job.config.llm.device
+        self.backend, self.model = self.engine.name, self.engine.model_path
         self.engine.load()
 
     def run(self, job: Job) -> dict[str, Any]:
@@ -313,7 +312,7 @@ class TtsStage(Stage):
         from .tts import make_tts
 
         self.engine = make_tts(job.config.tts)
-        self.backend, self.model, self.device = self.engine.name, self.engine.model_path, job.config.tts.device
+        self.backend, self.model = self.engine.name, self.engine.model_path
         self.engine.load()
 
     def run(self, job: Job) -> dict[str, Any]:

@@ -117,8 +117,10 @@ def whisper_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> St
     self_kv = 2 * b * tokens * d * dt * spec.decoder_layers
     logits = 3 * b * spec.vocab * 4 + b * 4 * spec.vocab * dt
     decoding = cross_kv + self_kv
-    cache = _round(encoder_out + (decoding if decoding + logits > encoding else 0))
-    activations = _round(logits if decoding + logits > encoding else encoding)
+    if decoding + logits > encoding:  # the decoder's peak is the stage's peak
+        cache, activations = _round(encoder_out + decoding), _round(logits)
+    else:
+        cache, activations = _round(encoder_out), _round(encoding)
     return StagePlan(stage, device, spec.name, _round(spec.weight_bytes), cache, activations,
                      detail=f"{work.windows} windows, batch {b}, {work.new_tokens} tokens")
 
