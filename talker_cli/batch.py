@@ -7,7 +7,6 @@ A re-run skips jobs whose outputs are complete and made from the same inputs and
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -17,8 +16,9 @@ from typing import Any
 
 from .batch_file import JobSpec
 from .config import TalkerConfig, load_config
-from .errors import InputError, TalkerError
+from .errors import TalkerError
 from .photo import file_sha256
+from .stages import read_text_file, text_sha256
 
 log = logging.getLogger("talker")
 CHUNK = 16  # jobs held in memory together between stages
@@ -29,7 +29,7 @@ EXIT_ALL_FAILED = 11
 def expected_hashes(spec: JobSpec, text: str | None) -> dict[str, str]:
     hashes = {"photo_sha256": file_sha256(spec.photo)} if spec.photo.is_file() else {}
     if text is not None:
-        hashes["text_sha256"] = hashlib.sha256(text.strip().encode()).hexdigest()
+        hashes["text_sha256"] = text_sha256(text)
     elif spec.audio is not None and spec.audio.is_file():
         hashes["audio_sha256"] = file_sha256(spec.audio)
     return hashes
@@ -54,14 +54,9 @@ def is_complete(output: Path, config: TalkerConfig, hashes: dict[str, str]) -> b
 
 
 def _read_text(spec: JobSpec) -> str | None:
-    if spec.text is not None:
-        return spec.text
     if spec.text_file is not None:
-        try:
-            return spec.text_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise InputError(f"cannot read text file {spec.text_file}: {error}") from None
-    return None
+        return read_text_file(spec.text_file)
+    return spec.text
 
 
 def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: bool = False,

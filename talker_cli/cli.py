@@ -126,17 +126,6 @@ def _fail(error: TalkerError) -> None:
     raise typer.Exit(error.exit_code)
 
 
-def _read_text_file(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"text file not found: {path}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"text file is not UTF-8 text: {path}") from None
-    except OSError as error:
-        raise InputError(f"cannot read text file {path}: {error.strerror}") from None
-
-
 def _flag_overrides(**flags) -> dict:
     """Command-line flags as preset tables: they win over the preset."""
     table_of = {
@@ -179,7 +168,7 @@ def render(
     with _command_errors(progress):
         from .config import load_config
         from .pipeline import run_job
-        from .stages import Job
+        from .stages import Job, read_text_file
 
         sources = [s for s in (text, text_file, audio) if s is not None]
         if len(sources) != 1:
@@ -190,7 +179,7 @@ def render(
             overrides["gpu"] = {"mem_ratio": mem_ratio}
         config = load_config(preset, overrides)
         if text_file is not None:
-            text = _read_text_file(text_file)
+            text = read_text_file(text_file)
         from .device_lock import device_locks
         from .preflight import stage_devices, uses_gpu
 
@@ -255,7 +244,7 @@ def check_gpu(
         from .config import load_config
         from .gpu_probe import probe_devices
         from .preflight import JobSize, decide, plan_job
-        from .stages import verdict_summary
+        from .stages import read_text_file, verdict_summary
 
         if text is not None and text_file is not None:
             raise UsageError("give at most one of --text and --text-file")
@@ -264,7 +253,7 @@ def check_gpu(
             overrides["gpu"] = {"mem_ratio": mem_ratio}
         config = load_config(preset, overrides)
         if text_file is not None:
-            text = _read_text_file(text_file)
+            text = read_text_file(text_file)
         if audio is not None:
             from .audio_io import probe_duration_s
 

@@ -175,6 +175,22 @@ class PhotoStage(Stage):
         return {"video_size": [width, height], "photo_size": list(photo.source_size)}
 
 
+def read_text_file(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"text file not found: {path}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"text file is not UTF-8 text: {path}") from None
+    except OSError as error:
+        raise InputError(f"cannot read text file {path}: {error.strerror}") from None
+
+
+def text_sha256(text: str) -> str:
+    """The hash recorded for a script, as spoken (surrounding whitespace dropped)."""
+    return hashlib.sha256(text.strip().encode()).hexdigest()
+
+
 def check_script(text: str, max_chars: int, what: str) -> str:
     text = text.strip()
     if not text:
@@ -196,7 +212,7 @@ class InputStage(Stage):
         if job.audio is None:
             text = check_script(job.text or "", limits.max_chars, "text")
             job.artifacts["script"] = Script(text=text, origin="text")
-            job.input_hashes["text_sha256"] = hashlib.sha256(text.encode()).hexdigest()
+            job.input_hashes["text_sha256"] = text_sha256(text)
             return {"chars": len(text)}
         from .asr import ASR_RATE
         from .audio_io import check_not_silent, decode_audio
