@@ -32,9 +32,12 @@ def basis_weights(track: BlendshapeTrack, frame: int, mouth_open_scale: float) -
     return np.array([values[name] for name in BASIS], dtype=np.float32)
 
 
-def head_pose(t: np.ndarray, amount: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def head_phases(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed + 1).uniform(0, 2 * np.pi, 6)
+
+
+def head_pose(t: np.ndarray, amount: float, phases: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Idle sway: a sum of slow incommensurate sines. Returns (degrees, dx, dy) in face-width units."""
-    phases = np.random.default_rng(seed + 1).uniform(0, 2 * np.pi, 6)
     angle = amount * (0.9 * np.sin(2 * np.pi * 0.11 * t + phases[0]) + 0.4 * np.sin(2 * np.pi * 0.27 * t + phases[1]))
     dx = amount * 0.012 * (np.sin(2 * np.pi * 0.07 * t + phases[2]) + 0.5 * np.sin(2 * np.pi * 0.19 * t + phases[3]))
     dy = amount * 0.008 * (np.sin(2 * np.pi * 0.09 * t + phases[4]) + 0.5 * np.sin(2 * np.pi * 0.23 * t + phases[5]))
@@ -132,12 +135,13 @@ class FrameRenderer:
         self.grid_x, self.grid_y = xs, ys
         self.pivot = photo.landmarks_px[[33, 263, 152]].mean(axis=0)  # rotate about the lower face
         self.face_width = float(np.ptp(photo.landmarks_px[:, 0]))
+        self.phases = head_phases(config.seed)  # drawn once, not for every frame
 
     def render(self, track: BlendshapeTrack, index: int) -> np.ndarray:
         cv2 = self.cv2
         t = np.array((index + 0.5) / track.fps)
         weights = basis_weights(track, index, self.config.mouth_open_scale)
-        angle, dx, dy = (float(v) for v in head_pose(t, self.config.head_motion, self.config.seed))
+        angle, dx, dy = (float(v) for v in head_pose(t, self.config.head_motion, self.phases))
         # Inverse head transform: output pixel -> where it comes from in the still photo.
         forward = cv2.getRotationMatrix2D(tuple(map(float, self.pivot)), angle, 1.0)
         forward[:, 2] += (dx * self.face_width, dy * self.face_width)
