@@ -1,0 +1,141 @@
+"""Coqui TTS backend on a tiny random-init VITS saved the way Coqui's downloads are laid out."""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("TTS", reason="coqui-tts is not installed (pip install 'talker[coqui]')")
+
+from talker_cli.cli import app  # noqa: E402
+from talker_cli.coqui_tts import MAX_SEGMENT_CHARS, checkpoint_in, resolve_model_folder, split_segments  # noqa: E402
+from talker_cli.config import TalkerConfig, TtsConfig  # noqa: E402
+from talker_cli.errors import ModelMissingError, UsageError  # noqa: E402
+from talker_cli.model_specs import spec_from_coqui_folder  # noqa: E402
+from talker_cli.preflight import JobSize, plan_job  # noqa: E402
+from talker_cli.tts import make_tts  # noqa: E402
+from talker_cli.vram_plan import Workload, plan_stage  # noqa: E402
+
+from .conftest import still_preset  # noqa: E402
+from .model_builders import TINY_VITS, save_coqui_vits  # noqa: E402
+
+runner = CliRunner()
+TWO_SENTENCES = "Hello there, my friend. This is the second sentence!"
+
+
+@pytest.fixture(scope="module")
+def vits_folder(tmp_path_factory):
+    return save_coqui_vits(tmp_path_factory.mktemp("coqui") / "vits", speakers=["alice", "bob"], **TINY_VITS)
+
+
+@pytest.fixture(scope="module")
+def engine(vits_folder):
+    engine = make_tts(TtsConfig(backend="coqui", voice=str(vits_folder), speaker_name="bob"))
+    engine.load()
+    yield engine
+    engine.unload()
+
+
+def test_speech_has_native_phone_timings_that_cover_it(engine):
+    speech = engine.synthesize(TWO_SENTENCES)
+    assert speech.samples.dtype == np.float32 and np.abs(speech.samples).max() <= 1.0
+    assert speech.sample_rate == 22050 and speech.origin == "tts"
+    phones = speech.native_phones
+    assert phones[0].start_s == pytest.approx(engine.config.lead_silence_s)
+    assert all(abs(a.end_s - b.start_s) < 1e-6 for a, b in zip(phones, phones[1:]))  # contiguous
+    spoken_end = speech.duration_s - engine.config.tail_silence_s
+    assert phones[-1].end_s == pytest.approx(spoken_end, abs=0.02)
+    assert {"HH", "EH", "L", "OW"} <= {p.label for p in phones}  # "hello" read through espeak-ng
+    assert len(speech.native_words) == len(TWO_SENTENCES.split())
+
+
+def test_each_inference_sees_one_segment_so_memory_does_not_grow_with_the_text(engine):
+    seen = []
+    inference = engine.model.inference
+
+    def recording(x, aux_input=None):
+        seen.append(x.shape[1])
+        return inference(x, aux_input=aux_input)
+
+    engine.model.inference = recording
+    try:
+        long_text = " ".join(["This sentence is one of many in a long text, read one at a time."] * 6)
+        engine.synthesize(long_text + " " + "word, " * 120 + "end.")
+    finally:
+        engine.model.inference = inference
+    assert len(seen) == 9  # six sentences, and the 724-character one cut in three
+    longest_tokens = 2 * 3 * MAX_SEGMENT_CHARS  # blanks double the tokens; phonemes outnumber letters
+    assert max(seen) < longest_tokens
+
+
+def test_segments_break_at_sentences_then_commas():
+    assert split_segments("One here. Two there! Three?") == ["One here.", "Two there!", "Three?"]
+    long = ", ".join(["a clause of several words"] * 30) + "."
+    parts = split_segments(long)
+    assert all(len(p) <= MAX_SEGMENT_CHARS for p in parts) and len(parts) == 3
+    assert all(p.endswith(",") for p in parts[:-1])  # cut after a comma, not inside a word
+    assert " ".join(parts) == long
+    assert split_segments("... !!") == []
+
+
+def test_speakers_are_chosen_by_name_or_number(vits_folder, engine):
+    import torch
+
+    def say(**speaker):
+        other = make_tts(TtsConfig(backend="coqui", voice=str(vits_folder), **speaker))
+        other.load()
+        torch.manual_seed(1)  # VITS samples noise: the same seed, so only the speaker differs
+        return other.synthesize("Hello.").samples
+
+    assert np.array_equal(say(speaker=1), say(speaker_name="bob"))
+    assert not np.array_equal(say(speaker=0), say(speaker=1))
+    with pytest.raises(UsageError, match="speaker 'carol' is not in .* it has: alice, bob"):
+        make_tts(TtsConfig(backend="coqui", voice=str(vits_folder), speaker_name="carol")).load()
+
+
+def test_missing_model_names_the_path_and_the_flag(tmp_path, monkeypatch):
+    with pytest.raises(ModelMissingError, match=f"not found at {tmp_path}/none .*--tts-model DIR"):
+        make_tts(TtsConfig(backend="coqui", voice=str(tmp_path / "none"))).load()
+    monkeypatch.setenv("TTS_HOME", str(tmp_path))
+    folder = resolve_model_folder("tts_models/en/vctk/vits")
+    assert folder == tmp_path / "tts" / "tts_models--en--vctk--vits"  # where Coqui keeps its downloads
+    with pytest.raises(ModelMissingError, match="needs a model: pass --tts-model"):
+        resolve_model_folder("")
+
+
+def test_vram_plan_counts_the_checkpoint_and_grows_with_the_segment(vits_folder, engine):
+    spec = spec_from_coqui_folder(vits_folder, checkpoint_in(vits_folder))
+    assert spec.kind == "vits" and spec.dtype_bytes == 4
+    assert spec.param_count == sum(p.numel() for p in engine.model.parameters())
+    short, long = (plan_stage(spec, Workload(speech_s=s), "tts", "cuda:0") for s in (5, 30))
+    assert short.weights_bytes == long.weights_bytes and long.activation_bytes > 5 * short.activation_bytes
+    config = TalkerConfig(tts=TtsConfig(backend="coqui", voice=str(vits_folder), device="cuda"))
+    a_word, a_book = (plan_job(config, JobSize(text_chars=n))[0] for n in (10, 100_000))
+    # Speech is made a segment at a time: a book plans no more than one long segment.
+    assert a_word.peak_bytes < a_book.peak_bytes == plan_job(config, JobSize(text_chars=MAX_SEGMENT_CHARS))[0].peak_bytes
+
+
+def test_render_with_coqui_through_the_cli(vits_folder, face_photo, tmp_path):
+    preset = still_preset(tmp_path, max_side=384)
+    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", TWO_SENTENCES, "--preset", str(preset),
+                                 "--tts-backend", "coqui", "--tts-model", str(vits_folder), "--speaker", "alice",
+                                 "-o", str(tmp_path / "out.mp4"), "--json"])
+    assert result.exit_code == 0, result.stderr
+    stages = {s["name"]: s for s in json.loads(result.stdout)["stages"]}
+    assert stages["tts"]["backend"] == "coqui" and stages["tts"]["model"] == str(vits_folder)
+    assert stages["alignment"]["backend"] == "native"
+    assert (tmp_path / "out.mp4").stat().st_size > 0
+
+
+def test_models_lists_coqui_folders_with_their_vram(vits_folder, monkeypatch):
+    monkeypatch.setenv("TTS_HOME", str(vits_folder.parent.parent))
+    target = vits_folder.parent.parent / "tts" / "tts_models--en--tiny--vits"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(vits_folder)
+    result = runner.invoke(app, ["models", "--json"])
+    assert result.exit_code == 0, result.stderr
+    coqui = next(b for b in json.loads(result.stdout) if b["backend"] == "coqui")
+    assert coqui["installed"] and coqui["found"][0]["path"] == str(target)
+    assert 0 < coqui["found"][0]["vram_bytes"] < 2**30
