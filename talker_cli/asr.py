@@ -117,7 +117,9 @@ class OpenAiWhisperAsr:
             import whisper
         except ImportError:
             raise ModelMissingError("openai-whisper is not installed; run: pip install 'talker[whisper]'") from None
-        self.model = whisper.load_model(str(path), device=self.config.device)
+        # Read on the CPU, then moved: load_model(device="cuda") would hold the checkpoint's tensors
+        # on the GPU beside the model while it is built.
+        self.model = whisper.load_model(str(path), device="cpu").to(self.config.device)
 
     def transcribe(self, speech: Speech) -> Transcript:
         if speech.sample_rate != ASR_RATE:

@@ -33,6 +33,8 @@ log = logging.getLogger("talker")
 PRESET = typer.Option("cpu", "--preset", help="Preset name from presets/ or a .toml path.")
 ASR_MODEL = typer.Option(None, "--asr-model", help="ASR model: CTranslate2 Whisper folder, or openai-whisper .pt / name.")
 LLM_MODEL = typer.Option(None, "--llm-model", help="LLM: transformers folder, .gguf, or org/name in the Hugging Face cache.")
+TTS_MODEL = typer.Option(
+    None, "--tts-model", help="TTS model (piper: VOICE.onnx; coqui: a folder or tts_models/... in Coqui's cache).")
 MEM_RATIO = typer.Option(None, "--mem-ratio", help="The most of a card to reserve (0..1).")
 WAIT = typer.Option(0.0, "--wait", help="Seconds to wait for a GPU another talker job holds.")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr.")
@@ -153,8 +155,7 @@ def render(
     fps: Optional[int] = typer.Option(None, "--fps", help="Frames per second (overrides the preset)."),
     max_side: Optional[int] = typer.Option(None, "--max-side", help="Long side of the video in pixels."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the idle motion (blinks, head sway)."),
-    tts_model: Optional[Path] = typer.Option(
-        None, "--tts-model", help="TTS model (piper: VOICE.onnx; coqui: a folder or tts_models/... in Coqui's cache)."),
+    tts_model: Optional[Path] = TTS_MODEL,
     tts_backend: Optional[str] = typer.Option(None, "--tts-backend", help="TTS engine: piper or coqui (overrides the preset)."),
     speaker: Optional[str] = typer.Option(None, "--speaker", help="Voice of a multi-speaker model: its number or name."),
     asr_model: Optional[Path] = ASR_MODEL,
@@ -238,6 +239,7 @@ def check_gpu(
     mem_ratio: Optional[float] = MEM_RATIO,
     llm_model: Optional[Path] = LLM_MODEL,
     asr_model: Optional[Path] = ASR_MODEL,
+    tts_model: Optional[Path] = TTS_MODEL,
     json_out: bool = typer.Option(False, "--json", help="Print the plan and verdict as JSON."),
 ) -> None:
     """Plan a job's VRAM per stage and check it against the GPUs, without loading any model.
@@ -254,7 +256,7 @@ def check_gpu(
 
         if text is not None and text_file is not None:
             raise UsageError("give at most one of --text and --text-file")
-        overrides = _flag_overrides(llm_model=llm_model, asr_model=asr_model)
+        overrides = _flag_overrides(llm_model=llm_model, asr_model=asr_model, tts_model=tts_model)
         if mem_ratio is not None:
             overrides["gpu"] = {"mem_ratio": mem_ratio}
         config = load_config(preset, overrides)

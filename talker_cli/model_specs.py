@@ -1,14 +1,20 @@
 """Read a model's memory-deciding shapes without loading its weights.
 
 Sources, fastest first: GGUF tensor tables (gguf's memory-mapped reader), safetensors headers (a
-JSON table at the start of each file) with config.json, and as a last resort the model built on
-PyTorch's meta device from its config, which allocates nothing.
+JSON table at the start of each file) with config.json, PyTorch checkpoints (.pt/.pth) read as
+pickles whose tensors become shapes, and as a last resort the model built on PyTorch's meta device
+from its config, which allocates nothing.
 """
 
 from __future__ import annotations
 
+import collections
+import io
 import json
+import math
+import pickle
 import struct
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -149,15 +155,71 @@ def spec_from_gguf(path: Path, dtype: str) -> ModelSpec:
     return spec_from_config(cfg, count, dtype, path.name)
 
 
-def spec_from_whisper_checkpoint(path: Path, dtype: str) -> ModelSpec:
-    """openai-whisper .pt: dims from the checkpoint, parameter count from the memory-mapped tensors."""
-    import torch
+class TensorShape:
+    """What a checkpoint's tensor is to the planner: its element count."""
 
-    checkpoint = torch.load(path, map_location="cpu", mmap=True, weights_only=True)
+    def __init__(self, numel: int):
+        self.numel = numel
+
+
+class _Opaque:
+    """Stands in for any class a checkpoint names (storages, dtypes, optimizer state)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __setstate__(self, state):
+        pass
+
+
+def _rebuild_tensor(storage, offset, size, *rest):
+    return TensorShape(math.prod(size))
+
+
+class _ShapeUnpickler(pickle.Unpickler):
+    """Reads a PyTorch checkpoint's pickle without torch and without running its code: tensors
+    become TensorShape, every other class an inert stand-in."""
+
+    SAFE = {("collections", "OrderedDict"): collections.OrderedDict,
+            ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+            ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
+            ("torch._utils", "_rebuild_parameter"): lambda data, *rest: data}
+
+    def find_class(self, module, name):
+        return self.SAFE.get((module, name), _Opaque)
+
+    def persistent_load(self, pid):
+        return pid  # storages stay on disk
+
+
+def read_checkpoint_shapes(path: Path) -> Any:
+    """A torch.save file's contents with tensors as TensorShape: no torch import, nothing loaded
+    (importing torch alone takes seconds, and check-gpu must stay fast)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            pickled = next(n for n in archive.namelist() if n.endswith("/data.pkl") or n == "data.pkl")
+            return _ShapeUnpickler(io.BytesIO(archive.read(pickled))).load()
+    except (zipfile.BadZipFile, StopIteration):  # the legacy (pre-1.6) format: torch reads it
+        import torch
+
+        loaded = torch.load(path, map_location="meta", weights_only=True)
+        return _as_shapes(loaded)
+
+
+def _as_shapes(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _as_shapes(v) for k, v in value.items()}
+    return TensorShape(value.numel()) if hasattr(value, "numel") else value
+
+
+def spec_from_whisper_checkpoint(path: Path, dtype: str) -> ModelSpec:
+    """openai-whisper .pt: dims and parameter count from the checkpoint. openai-whisper keeps its
+    weights in float32 and casts each layer to the compute dtype as it runs (float16 on a GPU)."""
+    checkpoint = read_checkpoint_shapes(path)
     dims = checkpoint["dims"]
-    count = sum(t.numel() for t in checkpoint["model_state_dict"].values())
+    count = sum(getattr(t, "numel", 0) for t in checkpoint["model_state_dict"].values())
     return ModelSpec(
-        kind="whisper", name=path.name, param_count=count, dtype_bytes=DTYPE_BYTES[dtype],
+        kind="whisper", name=path.name, param_count=count, dtype_bytes=DTYPE_BYTES[dtype], stored_dtype_bytes=4,
         layers=dims["n_audio_layer"], hidden=dims["n_audio_state"], heads=dims["n_audio_head"],
         kv_heads=dims["n_audio_head"], head_dim=dims["n_audio_state"] // dims["n_audio_head"],
         intermediate=4 * dims["n_audio_state"], vocab=dims["n_vocab"], decoder_layers=dims["n_text_layer"],
@@ -166,18 +228,14 @@ def spec_from_whisper_checkpoint(path: Path, dtype: str) -> ModelSpec:
 
 
 def spec_from_coqui_folder(folder: Path, checkpoint: Path) -> ModelSpec:
-    """Coqui VITS: decoder shape from config.json, parameters from the memory-mapped checkpoint,
-    less the training discriminator and any baked-in speaker encoder (neither is loaded to speak).
+    """Coqui VITS: decoder shape from config.json, parameters from the checkpoint, less the
+    training discriminator and any baked-in speaker encoder (neither is loaded to speak).
     Coqui runs in float32."""
-    import torch
-
     cfg = json.loads((folder / "config.json").read_text())
     args, audio = cfg.get("model_args", {}), cfg.get("audio", {})
-    try:
-        state = torch.load(checkpoint, map_location="cpu", mmap=True, weights_only=True)
-    except RuntimeError:  # legacy (non-zip) checkpoints cannot be memory-mapped
-        state = torch.load(checkpoint, map_location="cpu", weights_only=True)
-    count = sum(t.numel() for k, t in state["model"].items() if not k.startswith("disc.") and "speaker_encoder" not in k)
+    state = read_checkpoint_shapes(checkpoint)
+    count = sum(getattr(t, "numel", 0) for k, t in state["model"].items()
+                if not k.startswith("disc.") and "speaker_encoder" not in k)
     channels, width, widest = args.get("upsample_initial_channel_decoder", 512), 1, 0
     for rate in args.get("upsample_rates_decoder", [8, 8, 2, 2]):
         channels, width = channels // 2, width * rate

@@ -154,6 +154,8 @@ class FrameRenderer:
         shift = self.rig.displacement(weights)
         map_x[y0:y1, x0:x1] -= shift[..., 0]
         map_y[y0:y1, x0:x1] -= shift[..., 1]
+        # float32 whatever numpy's promotion rules (numpy 2 keeps float64 from the float64 matrix)
+        map_x, map_y = map_x.astype(np.float32, copy=False), map_y.astype(np.float32, copy=False)
         frame = cv2.remap(self.photo.image_rgb, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
         upper, lower = (cv2.transform(p[None].astype(np.float32), forward)[0] for p in self.rig.opening(weights))
         self.painter.paint(frame, upper.astype(np.float64), lower.astype(np.float64))

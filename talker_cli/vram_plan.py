@@ -39,6 +39,7 @@ class ModelSpec:
     source_positions: int = 1500  # whisper encoder positions per 30 s window
     mel_bins: int = 80
     external_bytes: int = 0  # for 'external' engines: measured or declared device bytes
+    stored_dtype_bytes: int = 0  # weights kept in another dtype than the compute runs in (0: the same)
     buffer_bytes: int = 0  # registered buffers (masks, rotary tables) that live beside the weights
     tied_embeddings: bool = False  # the output head shares the input embedding's weights
     decoder_elements_per_frame: int = 0  # vits: the widest waveform-decoder level, channels x upsampling
@@ -46,7 +47,7 @@ class ModelSpec:
 
     @property
     def weight_bytes(self) -> int:
-        return self.param_count * self.dtype_bytes + self.buffer_bytes
+        return self.param_count * (self.stored_dtype_bytes or self.dtype_bytes) + self.buffer_bytes
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@ on-disk formats, and `talker models`."""
 
 import json
 import shutil
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -69,6 +71,37 @@ def test_openai_whisper_checkpoint_runs_through_the_asr_stage(tiny_whisper, spee
     assert transcript.words[0].text == "hello"
     spec = spec_from_whisper_checkpoint(path, "float16")
     assert spec.param_count == tensors and spec.kind == "whisper" and spec.decoder_layers == 2
+    assert spec.weight_bytes == 4 * tensors  # openai-whisper keeps float32 weights, computes in float16
+
+
+def test_checkpoints_are_planned_without_importing_torch(tiny_whisper):
+    """check-gpu must answer in well under 2 s: importing torch alone takes seconds on a GPU host."""
+    path, tensors = tiny_whisper
+    code = ("import sys; from pathlib import Path; from talker_cli.model_specs import spec_from_whisper_checkpoint; "
+            f"spec = spec_from_whisper_checkpoint(Path({str(path)!r}), 'float16'); "
+            "print(spec.param_count, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(tensors), "False"]
+
+
+def test_checkpoint_reader_runs_no_code_from_the_file(tmp_path):
+    """A checkpoint is a pickle: the planner reads it without letting it call anything."""
+    import os
+    import pickle
+    import zipfile
+
+    from talker_cli.model_specs import read_checkpoint_shapes
+
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return os.system, (f"touch {marker}",)
+
+    with zipfile.ZipFile(tmp_path / "evil.pt", "w") as archive:
+        archive.writestr("evil/data.pkl", pickle.dumps({"model": Payload()}, protocol=2))
+    contents = read_checkpoint_shapes(tmp_path / "evil.pt")
+    assert not marker.exists() and set(contents) == {"model"}
 
 
 def test_openai_whisper_missing_checkpoint_names_the_path_and_flag(tmp_path):

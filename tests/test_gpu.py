@@ -164,9 +164,12 @@ def test_small_max_split_size_breaks_the_reservation_unless_removed(sanitize):
         assert new_allocs > 0
 
 
-def test_check_gpu_reads_the_real_card_fast(models):
+def test_check_gpu_reads_the_real_card_fast(models, tmp_path):
+    from .model_builders import save_coqui_vits
+
+    voice = save_coqui_vits(tmp_path / "vits", speakers=["p225"])  # the preset's Coqui voice, in its released shape
     command = [sys.executable, "-m", "talker_cli", "check-gpu", "--preset", "gpu-24gb", "--reply", "--text",
-               "Tell me about the sea. " * 50, "--llm-model", str(models["llm"]), "--json"]
+               "Tell me about the sea. " * 50, "--llm-model", str(models["llm"]), "--tts-model", str(voice), "--json"]
     started = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
     seconds = time.perf_counter() - started
