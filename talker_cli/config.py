@@ -45,6 +45,7 @@ class LlmConfig:
     context_tokens: int = 4096  # hard limit; the oldest sentences drop first
     system_prompt: str = "You are a friendly presenter. Answer in two or three short sentences."
     repetition_penalty: float = 1.15  # small models loop without it
+    quantize: str = ""  # "4bit" or "8bit": bitsandbytes on a CUDA device; ignored on the CPU
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,7 @@ def validate(config: TalkerConfig, source: str) -> None:
         (0 <= config.gpu.margin <= 1.0, "gpu.margin must be within 0..1"),
         (config.llm.dtype in ("float32", "bfloat16", "float16"), "llm.dtype must be float32, bfloat16 or float16"),
         (config.tts.backend in ("piper", "coqui"), "tts.backend must be piper or coqui"),
+        (config.llm.quantize in ("", "4bit", "8bit"), "llm.quantize must be \"\", \"4bit\" or \"8bit\""),
         (config.tts.speaker >= 0, "tts.speaker must not be negative"),
     ]
     for ok, message in checks:

@@ -89,12 +89,33 @@ class TransformersLlm:
         self.model = None
         self.tokenizer = None
 
-    def _load_folder(self, folder: Path):
+    def _load_folder(self, folder: Path, quantize: str = ""):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=self._dtype())
+        extra = self._quantized_loading(quantize) if quantize else {}
+        model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=self._dtype(), **extra)
         return tokenizer, model
+
+    def _quantized_loading(self, quantize: str) -> dict:
+        """bitsandbytes quantizes the linear layers as they load, straight onto the CUDA device."""
+        try:
+            import bitsandbytes  # noqa: F401
+            from transformers import BitsAndBytesConfig
+        except ImportError:
+            raise ModelMissingError(f"llm.quantize = \"{quantize}\" needs bitsandbytes; run: pip install 'talker[quantize]'") from None
+        if quantize == "4bit":
+            config = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=self._dtype())
+        else:
+            config = BitsAndBytesConfig(load_in_8bit=True)
+        return {"quantization_config": config, "device_map": {"": self.config.device}}
+
+    def _quantize_here(self) -> str:
+        if self.config.quantize and not self.config.device.startswith("cuda"):
+            log.warning("llm.quantize = %s applies on a CUDA device only: the LLM runs unquantized on %s",
+                        self.config.quantize, self.config.device)
+            return ""
+        return self.config.quantize
 
     def _dtype(self):
         import torch
@@ -112,12 +133,18 @@ class TransformersLlm:
         if path.is_dir():
             if not (path / "config.json").is_file():
                 raise ModelMissingError(f"no config.json in LLM folder {path}; pass --llm-model DIR of a transformers model")
-            self.tokenizer, self.model = self._load_folder(path)
+            quantize = self._quantize_here()
+            self.tokenizer, self.model = self._load_folder(path, quantize)
         elif path.suffix == ".gguf" and path.is_file():
+            if self._quantize_here():
+                raise UsageError("llm.quantize needs a transformers model folder, not a GGUF file; pass --llm-model DIR")
+            quantize = ""
             self.tokenizer, self.model = self._load_gguf(path)
         else:
             raise ModelMissingError(f"LLM not found at {path}; pass --llm-model DIR (transformers folder) or FILE.gguf")
-        self.model.to(self.config.device).eval()
+        if not quantize:  # quantized models were placed by device_map and cannot be moved
+            self.model.to(self.config.device)
+        self.model.eval()
 
     def _load_gguf(self, gguf: Path):
         cached = _dequantized_dir(gguf)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .config import TalkerConfig
-from .errors import ModelMissingError
+from .errors import ModelMissingError, UsageError
 from .gpu_probe import GpuDevice
 from .vram_plan import CUDA_CONTEXT_BYTES, GIB, ModelSpec, StagePlan, Workload, plan_stage, reservation_bytes
 
@@ -62,8 +62,11 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
 
         path = Path(TransformersLlm(config.llm).model_path)
         if path.is_dir():
-            return model_specs.spec_from_folder(path, config.llm.dtype)
+            spec = model_specs.spec_from_folder(path, config.llm.dtype)
+            return replace(spec, quant_bits=int(config.llm.quantize[0])) if config.llm.quantize else spec
         if path.suffix == ".gguf" and path.is_file():
+            if config.llm.quantize:
+                raise UsageError("llm.quantize needs a transformers model folder, not a GGUF file; pass --llm-model DIR")
             return model_specs.spec_from_gguf(path, config.llm.dtype)
         raise ModelMissingError(f"LLM not found at {path}; pass --llm-model DIR or FILE.gguf")
     if stage == "asr" and config.asr.backend == "openai-whisper":
@@ -216,9 +219,10 @@ def decide(all_plans: list[StagePlan], devices: list[GpuDevice], config: TalkerC
 def suggestions(plans: list[StagePlan], device: DeviceVerdict, config: TalkerConfig) -> list[str]:
     out = []
     llm = next((p for p in plans if p.stage == "llm"), None)
-    if llm is not None:
-        four_bit = llm.peak_bytes - llm.weights_bytes * 3 // 4
-        out.append(f"a 4-bit quantized LLM would need about {four_bit / GIB:.2f} GiB instead of {llm.peak_bytes / GIB:.2f} GiB")
+    if llm is not None and config.llm.quantize != "4bit":
+        four_bit = llm.peak_bytes - llm.weights_bytes * 5 // 8  # most weights at ~4.5 of 16 bits
+        out.append(f"[llm] quantize = \"4bit\" (bitsandbytes) would need about {four_bit / GIB:.2f} GiB "
+                   f"instead of {llm.peak_bytes / GIB:.2f} GiB")
     for plan in plans:
         if not _allows_fallback(config, plan.stage):
             out.append(f"set [{plan.stage}] cpu_fallback = true (or device = \"cpu\") to run {plan.stage} on the CPU")

@@ -40,6 +40,7 @@ class ModelSpec:
     mel_bins: int = 80
     external_bytes: int = 0  # for 'external' engines: measured or declared device bytes
     stored_dtype_bytes: int = 0  # weights kept in another dtype than the compute runs in (0: the same)
+    quant_bits: int = 0  # causal-lm: linear layers quantized to 4 or 8 bits by bitsandbytes (0: not)
     buffer_bytes: int = 0  # registered buffers (masks, rotary tables) that live beside the weights
     tied_embeddings: bool = False  # the output head shares the input embedding's weights
     decoder_elements_per_frame: int = 0  # vits: the widest waveform-decoder level, channels x upsampling
@@ -47,6 +48,13 @@ class ModelSpec:
 
     @property
     def weight_bytes(self) -> int:
+        if self.quant_bits:
+            # bitsandbytes quantizes the linear layers; the embedding and the output head stay in
+            # the compute dtype. 4-bit adds a float32 scale per block of 64 weights (1/8 more).
+            embeddings = self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
+            per_weight = self.quant_bits / 8 * (1.125 if self.quant_bits == 4 else 1.0)
+            linear = (self.param_count - embeddings) * per_weight
+            return int(linear) + embeddings * self.dtype_bytes + self.buffer_bytes
         return self.param_count * (self.stored_dtype_bytes or self.dtype_bytes) + self.buffer_bytes
 
 
@@ -101,7 +109,9 @@ def causal_lm_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> 
     # Built from a config, a tied head is first its own tensor, dropped when tied: that transient
     # can be the peak (seen on an H200, GPT-2 style). Loading from files ties before allocating.
     building = spec.vocab * spec.hidden * dt if spec.tied_embeddings and work.built_from_config else 0
-    activations = _round(max(run, building) - cache)
+    # Quantized layers are dequantized to the compute dtype one at a time: the largest, an MLP matrix.
+    dequantized = spec.intermediate * spec.hidden * dt if spec.quant_bits else 0
+    activations = _round(max(run, building) - cache + dequantized)
     return StagePlan(stage, device, spec.name, _round(spec.weight_bytes), cache, activations,
                      detail=f"{p}+{work.new_tokens} tokens x{b}")
 

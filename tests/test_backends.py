@@ -1,6 +1,7 @@
 """Full-size backends' loading and running code on tiny seeded random-init models in their real
 on-disk formats, and `talker models`."""
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ from talker_cli.asr import ASR_RATE, make_asr
 from talker_cli.audio_io import decode_audio
 from talker_cli.cli import app
 from talker_cli.config import AlignmentConfig, AsrConfig, LlmConfig, TalkerConfig
-from talker_cli.errors import ModelMissingError
+from talker_cli.errors import ModelMissingError, UsageError
 from talker_cli.llm import _dequantized_dir, bundled_gguf, make_llm
 from talker_cli.mfa import MfaAligner, prepare_corpus, track_from_textgrid
 from talker_cli.model_specs import spec_from_folder, spec_from_whisper_checkpoint
@@ -112,7 +113,8 @@ def test_openai_whisper_missing_checkpoint_names_the_path_and_flag(tmp_path):
         make_asr(AsrConfig(backend="openai-whisper"))
 
 
-def test_transformers_llm_from_a_local_folder(tmp_path):
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory):
     """A 2-layer Llama saved by transformers, with SmolLM2's tokenizer (from talker's GGUF cache)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -120,22 +122,43 @@ def test_transformers_llm_from_a_local_folder(tmp_path):
     bundled = make_llm(LlmConfig())
     bundled.load()  # makes sure the dequantized SmolLM2 (and its tokenizer) is in the cache
     bundled.unload()
-    folder = tmp_path / "tiny-llama"
+    folder = tmp_path_factory.mktemp("llm") / "tiny-llama"
     torch.manual_seed(0)
     LlamaForCausalLM(LlamaConfig(vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                                  num_attention_heads=4, num_key_value_heads=2)).save_pretrained(folder)
     cache = _dequantized_dir(bundled_gguf())
     for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
         shutil.copy(cache / name, folder / name)
-    llm = make_llm(LlmConfig(model=str(folder), max_new_tokens=8))
+    return folder
+
+
+def test_transformers_llm_from_a_local_folder(tiny_llama):
+    from transformers import LlamaForCausalLM
+
+    llm = make_llm(LlmConfig(model=str(tiny_llama), max_new_tokens=8))
     llm.load()
     try:
         first, second = llm.reply("Hello?"), llm.reply("Hello?")
     finally:
         llm.unload()
     assert isinstance(first, str) and first == second  # greedy: deterministic
-    assert spec_from_folder(folder, "float32").param_count == sum(
-        p.numel() for p in LlamaForCausalLM.from_pretrained(folder).parameters())
+    assert spec_from_folder(tiny_llama, "float32").param_count == sum(
+        p.numel() for p in LlamaForCausalLM.from_pretrained(tiny_llama).parameters())
+
+
+def test_quantize_applies_on_cuda_only_and_says_what_it_needs(tiny_llama, caplog):
+    llm = make_llm(LlmConfig(model=str(tiny_llama), max_new_tokens=4, quantize="4bit"))
+    llm.load()  # on the CPU: loaded unquantized, with a warning
+    try:
+        assert "applies on a CUDA device only" in caplog.text
+        assert not getattr(llm.model, "is_quantized", False) and llm.reply("Hello?") is not None
+    finally:
+        llm.unload()
+    with pytest.raises(UsageError, match="needs a transformers model folder, not a GGUF"):
+        make_llm(LlmConfig(quantize="8bit", device="cuda")).load()
+    if importlib.util.find_spec("bitsandbytes") is None:
+        with pytest.raises(ModelMissingError, match=r"needs bitsandbytes; run: pip install 'talker\[quantize\]'"):
+            make_llm(LlmConfig(model=str(tiny_llama), quantize="4bit", device="cuda")).load()
 
 
 def test_missing_hub_model_names_the_cache():

@@ -178,3 +178,21 @@ def test_check_gpu_reads_the_real_card_fast(models, tmp_path):
     assert summary["gpus"][0]["total_bytes"] > 100 * GIB and summary["fits"]
     print(f"check-gpu took {seconds:.2f} s")
     assert seconds < 2.0
+
+
+@pytest.mark.parametrize("quantize", ["4bit", "8bit"])
+def test_quantized_llm_weights_match_the_plan(models, quantize):
+    pytest.importorskip("bitsandbytes", reason="4/8-bit loading needs bitsandbytes: pip install 'talker[quantize]'")
+    from transformers import AutoModelForCausalLM
+
+    from talker_cli.config import LlmConfig
+    from talker_cli.llm import TransformersLlm
+
+    llm = TransformersLlm(LlmConfig(model=str(models["llm"]), device="cuda:0", dtype="bfloat16", quantize=quantize))
+    before = torch.cuda.memory_allocated(0)
+    model = AutoModelForCausalLM.from_pretrained(models["llm"], dtype=torch.bfloat16, **llm._quantized_loading(quantize))
+    held = torch.cuda.memory_allocated(0) - before
+    spec = replace(spec_from_folder(models["llm"], "bfloat16"), quant_bits=int(quantize[0]))
+    print(f"{quantize}: held {held / 2**20:.0f} MiB, planned {spec.weight_bytes / 2**20:.0f} MiB")
+    assert abs(spec.weight_bytes - held) / held < 0.10
+    del model

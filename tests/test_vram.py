@@ -122,8 +122,38 @@ def test_does_not_fit_and_says_what_would():
     verdict = decide([llm], [gpu(total_gib=12, free_gib=11.5)], config)
     assert not verdict.fits and verdict.gpu_usable
     assert "does not fit cuda:0" in verdict.message
-    assert any("4-bit" in s for s in verdict.suggestions)
+    assert any('quantize = "4bit"' in s for s in verdict.suggestions)
     assert any("smaller preset" in s for s in verdict.suggestions)
+
+
+def test_quantized_llm_plans_small_linear_weights_and_keeps_embeddings():
+    bf16 = causal_lm_plan(QWEN_7B, Workload(prompt_tokens=2048, new_tokens=64), "llm", "cuda:0")
+    plans = {bits: causal_lm_plan(replace(QWEN_7B, quant_bits=bits), Workload(prompt_tokens=2048, new_tokens=64),
+                                  "llm", "cuda:0") for bits in (4, 8)}
+    embeddings = 2 * 152064 * 3584  # input embedding and output head, untied, stay in bf16
+    linear = QWEN_7B.param_count - embeddings
+    assert plans[8].weights_bytes == pytest.approx(linear * 1 + embeddings * 2, abs=512)
+    assert plans[4].weights_bytes == pytest.approx(linear * 0.5625 + embeddings * 2, abs=512)
+    assert plans[4].peak_bytes < plans[8].peak_bytes < bf16.peak_bytes
+    # one MLP matrix dequantized at a time rides on top of the activations
+    assert plans[4].activation_bytes - bf16.activation_bytes == pytest.approx(18944 * 3584 * 2, abs=512)
+
+
+def test_a_job_too_big_in_bf16_fits_a_12gb_card_in_4_bits(tmp_path):
+    from transformers import Qwen2Config
+
+    folder = tmp_path / "qwen7b"
+    folder.mkdir()
+    config_json = Qwen2Config(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                              num_attention_heads=28, num_key_value_heads=4, tie_word_embeddings=False).to_json_string()
+    (folder / "config.json").write_text(config_json)  # shapes alone: planned on the meta device
+    card = [gpu(total_gib=12, free_gib=11.5)]
+    size = JobSize(text_chars=2000, reply=True)
+    for quantize, fits in (("", False), ("8bit", True), ("4bit", True)):
+        config = gpu_config(llm={"model": str(folder), "dtype": "bfloat16", "quantize": quantize, "cpu_fallback": False})
+        verdict = decide(plan_job(config, size), card, config)
+        assert verdict.fits == fits, (quantize, verdict.message)
+    assert not any("quantize" in s for s in decide(plan_job(config, size), [gpu(total_gib=4, free_gib=3.9)], config).suggestions)
 
 
 def test_other_processes_memory_counts_against_the_job():
