@@ -99,6 +99,26 @@ def openai_whisper_checkpoint(model: str) -> Path:
     return whisper_cache() / f"{model}.pt"
 
 
+def official_alignment_heads(checkpoint: Path) -> np.ndarray | None:
+    """openai-whisper's per-model choice of the cross-attention heads that time words, for a
+    checkpoint named like an official one (large-v3.pt); None for others, which use every head of
+    the last half of the layers. Read from the package's source: importing whisper imports torch,
+    and the planner must stay fast."""
+    import ast
+    import base64
+    import gzip
+    import importlib.util
+
+    spec = importlib.util.find_spec("whisper")
+    if spec is None or spec.origin is None:
+        return None
+    for node in ast.parse(Path(spec.origin).read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "_ALIGNMENT_HEADS" for t in node.targets):
+            dump = ast.literal_eval(node.value).get(checkpoint.stem)
+            return None if dump is None else np.frombuffer(gzip.decompress(base64.b85decode(dump)), dtype=bool)
+    return None
+
+
 class OpenAiWhisperAsr:
     """openai-whisper from a local checkpoint; it slides over long audio 30 s at a time itself."""
 
@@ -119,7 +139,11 @@ class OpenAiWhisperAsr:
             raise ModelMissingError("openai-whisper is not installed; run: pip install 'talker[whisper]'") from None
         # Read on the CPU, then moved: load_model(device="cuda") would hold the checkpoint's tensors
         # on the GPU beside the model while it is built.
-        self.model = whisper.load_model(str(path), device="cpu").to(self.config.device)
+        model = whisper.load_model(str(path), device="cpu")
+        heads = official_alignment_heads(path)  # loaded from a path, whisper would not know the model
+        if heads is not None and heads.size == model.dims.n_text_layer * model.dims.n_text_head:
+            model.set_alignment_heads(whisper._ALIGNMENT_HEADS[path.stem])
+        self.model = model.to(self.config.device)
 
     def transcribe(self, speech: Speech) -> Transcript:
         if speech.sample_rate != ASR_RATE:

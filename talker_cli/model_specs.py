@@ -215,15 +215,23 @@ def _as_shapes(value: Any) -> Any:
 def spec_from_whisper_checkpoint(path: Path, dtype: str) -> ModelSpec:
     """openai-whisper .pt: dims and parameter count from the checkpoint. openai-whisper keeps its
     weights in float32 and casts each layer to the compute dtype as it runs (float16 on a GPU)."""
+    from .asr import official_alignment_heads
+
     checkpoint = read_checkpoint_shapes(path)
     dims = checkpoint["dims"]
     count = sum(getattr(t, "numel", 0) for t in checkpoint["model_state_dict"].values())
+    heads = official_alignment_heads(path)
+    layers, text_heads = dims["n_text_layer"], dims["n_text_head"]
+    if heads is None or heads.size != layers * text_heads:  # whisper's default: the last half, every head
+        alignment = (layers - layers // 2) * text_heads
+    else:
+        alignment = int(heads.sum())
     return ModelSpec(
         kind="whisper", name=path.name, param_count=count, dtype_bytes=DTYPE_BYTES[dtype], stored_dtype_bytes=4,
         layers=dims["n_audio_layer"], hidden=dims["n_audio_state"], heads=dims["n_audio_head"],
         kv_heads=dims["n_audio_head"], head_dim=dims["n_audio_state"] // dims["n_audio_head"],
         intermediate=4 * dims["n_audio_state"], vocab=dims["n_vocab"], decoder_layers=dims["n_text_layer"],
-        source_positions=dims["n_audio_ctx"], mel_bins=dims["n_mels"],
+        source_positions=dims["n_audio_ctx"], mel_bins=dims["n_mels"], alignment_heads=alignment,
     )
 
 

@@ -100,7 +100,8 @@ def workload(stage: str, config: TalkerConfig, size: JobSize) -> Workload:
         prompt = math.ceil((chars + len(config.llm.system_prompt)) / CHARS_PER_TOKEN) + CHAT_TEMPLATE_TOKENS
         return Workload(prompt_tokens=prompt, new_tokens=config.llm.max_new_tokens)
     if stage == "asr":
-        return Workload(windows=max(1, math.ceil(size.audio_s / 30.0)), batch=1, new_tokens=224)
+        return Workload(windows=max(1, math.ceil(size.audio_s / 30.0)), batch=1, new_tokens=224,
+                        word_timing=config.asr.backend == "openai-whisper")
     if stage == "tts":
         from .coqui_tts import MAX_SEGMENT_CHARS
 

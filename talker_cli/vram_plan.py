@@ -36,6 +36,7 @@ class ModelSpec:
     intermediate: int = 0
     vocab: int = 0
     decoder_layers: int = 0  # whisper
+    alignment_heads: int = 0  # openai-whisper: cross-attention heads that time words
     source_positions: int = 1500  # whisper encoder positions per 30 s window
     mel_bins: int = 80
     external_bytes: int = 0  # for 'external' engines: measured or declared device bytes
@@ -66,6 +67,7 @@ class Workload:
     batch: int = 1  # sequences (LLM) or windows (whisper) run together
     built_from_config: bool = False  # random init (benchmarks) rather than loaded from weight files
     speech_s: float = 0.0  # vits: seconds of speech synthesized in one piece
+    word_timing: bool = False  # openai-whisper: a second pass keeps every cross-attention map
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,15 @@ def whisper_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> St
     self_kv = 2 * b * tokens * d * dt * spec.decoder_layers
     logits = 3 * b * spec.vocab * 4 + b * 4 * spec.vocab * dt
     decoding = cross_kv + self_kv
-    if decoding + logits > encoding:  # the decoder's peak is the stage's peak
+    # openai-whisper's word timing re-runs a window without SDPA and keeps every decoder layer's
+    # float32 cross-attention map; then the alignment heads' maps are stacked, scaled and
+    # normalised, three copies at a time, beside the float32 logits and their softmax.
+    maps = 4 * tokens * pos
+    timing = (maps * spec.decoder_layers * spec.heads + 3 * maps * spec.alignment_heads
+              + 2 * tokens * spec.vocab * 4) if work.word_timing else 0
+    if timing > max(decoding + logits, encoding):
+        cache, activations = _round(encoder_out), _round(timing)
+    elif decoding + logits > encoding:  # the decoder's peak is the stage's peak
         cache, activations = _round(encoder_out + decoding), _round(logits)
     else:
         cache, activations = _round(encoder_out), _round(encoding)

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -73,6 +74,20 @@ def test_openai_whisper_checkpoint_runs_through_the_asr_stage(tiny_whisper, spee
     spec = spec_from_whisper_checkpoint(path, "float16")
     assert spec.param_count == tensors and spec.kind == "whisper" and spec.decoder_layers == 2
     assert spec.weight_bytes == 4 * tensors  # openai-whisper keeps float32 weights, computes in float16
+
+
+def test_word_timing_heads_follow_the_official_choice_where_the_name_and_shape_match(tiny_whisper, tmp_path):
+    from talker_cli.asr import official_alignment_heads
+
+    assert official_alignment_heads(Path("large-v3.pt")).sum() == 10  # whisper's own pick for large-v3
+    assert official_alignment_heads(Path("my-finetune.pt")) is None
+    path, _ = tiny_whisper
+    named = tmp_path / "tiny.pt"  # an official name on a 2-layer model: the shapes differ, so the default
+    shutil.copy(path, named)
+    assert spec_from_whisper_checkpoint(named, "float16").alignment_heads == 1 * 2  # last half of 2 layers x 2 heads
+    asr = make_asr(AsrConfig(backend="openai-whisper", model=str(named)))
+    asr.load()
+    asr.unload()
 
 
 def test_checkpoints_are_planned_without_importing_torch(tiny_whisper):

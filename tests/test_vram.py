@@ -72,6 +72,20 @@ def test_whisper_plan_grows_with_windows_up_to_the_batch():
     assert one.peak_bytes / GIB == pytest.approx(3.15, rel=0.03)  # measured: 3.15 GiB
 
 
+def test_openai_whisper_plan_counts_float32_weights_and_the_word_timing_pass():
+    # openai-whisper large-v3 loaded from a path not named like an official model: float32 weights,
+    # word timing over the last 16 layers' 20 heads. Measured on an H200 (bench/results,
+    # gpu-pipeline-h200.json): 7.92 GiB peak allocated, the same for 30 s and 120 s of audio.
+    spec = replace(WHISPER_LARGE, stored_dtype_bytes=4, alignment_heads=16 * 20)
+    for windows in (1, 4):
+        timed = whisper_plan(spec, Workload(windows=windows, batch=1, new_tokens=224, word_timing=True), "asr", "cuda:0")
+        assert timed.peak_bytes / GIB == pytest.approx(7.92, rel=0.03)
+    official = whisper_plan(replace(spec, alignment_heads=10), Workload(windows=1, new_tokens=224, word_timing=True),
+                            "asr", "cuda:0")
+    untimed = whisper_plan(spec, Workload(windows=1, new_tokens=224), "asr", "cuda:0")
+    assert untimed.peak_bytes < official.peak_bytes < timed.peak_bytes
+
+
 def test_reservation_is_the_largest_torch_stage_plus_margin_and_small_pool():
     plans = [plan("asr", 3.0), plan("llm", 14.0), plan("ext", 20.0, torch_allocated=False)]
     assert reservation_bytes(plans, margin=0.03) == pytest.approx(14.0 * 1.03 * GIB + SMALL_POOL_HEADROOM, abs=512)
