@@ -67,8 +67,8 @@ def _asr_openai_whisper() -> BackendInfo:
                        [str(cache)])
     for checkpoint in sorted(cache.glob("*.pt")) if cache.is_dir() else []:
         spec = _safe(spec_from_whisper_checkpoint, checkpoint, "float16")
-        vram = None if isinstance(spec, Exception) else plan_stage(spec, Workload(windows=1, new_tokens=224), "asr", "cuda").peak_bytes
-        info.found.append(Found(str(checkpoint), vram, "fp16, one 30 s window"))
+        vram = None if isinstance(spec, Exception) else plan_stage(spec, Workload(windows=1, new_tokens=224, word_timing=True), "asr", "cuda").peak_bytes
+        info.found.append(Found(str(checkpoint), vram, "fp32 weights, fp16 compute, one 30 s window, word timing"))
     return info
 
 
