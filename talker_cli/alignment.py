@@ -112,11 +112,15 @@ class PocketsphinxAligner:
         pcm = (np.clip(speech.samples, -1, 1) * 32767).astype("<i2").tobytes()
         self.decoder.set_align_text(" ".join(words))
         self._decode(pcm)  # word-level pass
-        self.decoder.set_alignment()
+        unaligned = InputError("the speech could not be aligned to its text; check that the text matches the audio")
+        try:
+            self.decoder.set_alignment()  # fails when the word-level pass found no path through the text
+        except RuntimeError:
+            raise unaligned from None
         self._decode(pcm)  # phone-level pass
         alignment = self.decoder.get_alignment()
         if alignment is None:
-            raise InputError("the speech could not be aligned to its text; check that the text matches the audio")
+            raise unaligned
         phones, spans = [], []
         for word in alignment:
             start = word.start * _FRAME_S

@@ -13,10 +13,12 @@ TINY_VITS = dict(
 )
 
 
-def save_coqui_vits(folder: Path, speakers: list[str] | None = None, seed: int = 0, **model_args) -> Path:
+def save_coqui_vits(folder: Path, speakers: list[str] | None = None, seed: int = 0, phonemes: bool = True,
+                    **model_args) -> Path:
     """A Coqui VITS model folder as Coqui's downloads lay it out: config.json, model_file.pth and,
-    for several speakers, speakers.pth. Phonemes through espeak-ng, blanks between tokens, as the
-    released English VITS voices do. model_args: VitsArgs fields (default: the released shapes)."""
+    for several speakers, speakers.pth. Phonemes through espeak-ng (or characters), blanks between
+    tokens, as the released English VITS voices do. model_args: VitsArgs fields (default: the
+    released shapes)."""
     import torch
     from TTS.tts.configs.vits_config import VitsArgs, VitsConfig
     from TTS.tts.models.vits import Vits
@@ -29,8 +31,9 @@ def save_coqui_vits(folder: Path, speakers: list[str] | None = None, seed: int =
         manager.name_to_id = {name: i for i, name in enumerate(speakers)}
         manager.save_ids_to_file(str(folder / "speakers.pth"))
         model_args.update(use_speaker_embedding=True, speakers_file=str(folder / "speakers.pth"))
-    config = VitsConfig(model_args=VitsArgs(init_discriminator=False, **model_args), use_phonemes=True,
-                        phonemizer="espeak", phoneme_language="en-us", text_cleaner="english_cleaners", add_blank=True)
+    text = dict(use_phonemes=True, phonemizer="espeak", phoneme_language="en-us") if phonemes else dict(use_phonemes=False)
+    config = VitsConfig(model_args=VitsArgs(init_discriminator=False, **model_args), text_cleaner="english_cleaners",
+                        add_blank=True, **text)
     model = Vits(config)
     model.config.model_args.speakers_file = "/where/it/was/trained/speakers.pth"  # as released configs do
     torch.save({"model": model.state_dict(), "config": model.config.to_dict()}, folder / "model_file.pth")

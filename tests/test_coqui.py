@@ -10,7 +10,9 @@ pytest.importorskip("TTS", reason="coqui-tts is not installed (pip install 'talk
 
 from talker_cli.cli import app  # noqa: E402
 from talker_cli.coqui_tts import MAX_SEGMENT_CHARS, checkpoint_in, resolve_model_folder, split_segments  # noqa: E402
+from talker_cli.artifacts import Script  # noqa: E402
 from talker_cli.config import TalkerConfig, TtsConfig  # noqa: E402
+from talker_cli.stages import Job  # noqa: E402
 from talker_cli.errors import ModelMissingError, UsageError  # noqa: E402
 from talker_cli.model_specs import spec_from_coqui_folder  # noqa: E402
 from talker_cli.preflight import JobSize, plan_job  # noqa: E402
@@ -126,6 +128,27 @@ def test_render_with_coqui_through_the_cli(vits_folder, face_photo, tmp_path):
     assert stages["tts"]["backend"] == "coqui" and stages["tts"]["model"] == str(vits_folder)
     assert stages["alignment"]["backend"] == "native"
     assert (tmp_path / "out.mp4").stat().st_size > 0
+
+
+def test_a_character_voice_goes_to_pocketsphinx_which_refuses_speech_that_is_not_the_text(tmp_path):
+    from talker_cli.alignment import PocketsphinxAligner, make_aligner
+    from talker_cli.config import AlignmentConfig
+    from talker_cli.errors import InputError
+    from talker_cli.stages import AlignmentStage
+
+    folder = save_coqui_vits(tmp_path / "chars", phonemes=False, **TINY_VITS)
+    engine = make_tts(TtsConfig(backend="coqui", voice=str(folder)))
+    engine.load()
+    speech = engine.synthesize("Hello there.")
+    assert engine.speaker_id is None and speech.native_phones is None
+    assert isinstance(make_aligner(AlignmentConfig(), speech), PocketsphinxAligner)
+    # Random weights babble: forced alignment finds no path and says so in one line (exit 3).
+    job = Job(photo=tmp_path / "p.png", output=tmp_path / "o.mp4", config=TalkerConfig(), text="Hello there.")
+    job.artifacts.update(speech=speech, script=Script("Hello there.", "text"))
+    stage = AlignmentStage()
+    stage.load(job)
+    with pytest.raises(InputError, match="could not be aligned to its text"):
+        stage.run(job)
 
 
 def test_models_lists_coqui_folders_with_their_vram(vits_folder, monkeypatch):
