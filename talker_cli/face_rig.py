@@ -30,7 +30,7 @@ BASIS = (
 
 
 def _smoothstep(edge0: float, edge1: float, x: np.ndarray) -> np.ndarray:
-    t = np.clip((x - edge0) / max(edge1 - edge0, 1e-6), 0.0, 1.0)
+    t = np.clip((x - edge0) / np.maximum(edge1 - edge0, 1e-6), 0.0, 1.0)
     return t * t * (3 - 2 * t)
 
 
@@ -141,10 +141,19 @@ def eye_basis(landmarks: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray
         upper = float((landmarks[idx["upper"]] - centre) @ ey / half)
         lower = float((landmarks[idx["lower"]] - centre) @ ey / half)
         aperture = max(lower - upper, 0.15)
-        across = np.clip(1 - u * u, 0, 1) ** 0.5
-        # Full slide from the lid crease down to the lower lid, fading out just below it.
-        down = _smoothstep(upper - 1.5 * aperture, upper, v) * (1 - _smoothstep(lower, lower + 0.35, v))
-        fields[f"blink{name}"] = np.outer(0.9 * aperture * half * across * down, ey)
+        # The lids curve to meet at the corners: both scale with the eye's height profile there.
+        profile = np.clip(1 - u * u, 0, 1)
+        lid_top, lid_bottom, gap = upper * profile, lower * profile, aperture * profile
+        # The lids meet two thirds of the way down: the upper one slides down over the eye (lid skin
+        # from above fills the gap, the crease band stretching to follow), the lower one rises a
+        # little. Each slide stops sharply at the meeting line, where a closed eye has its lashes;
+        # the band each stretches is just wide enough not to fold, so brow and cheek barely move.
+        meet = lid_top + 0.65 * gap
+        upper_slide = 0.65 * gap
+        lower_slide = 0.35 * gap
+        down = _smoothstep(lid_top - 1.5 * upper_slide - 0.03, lid_top, v) * (1 - _smoothstep(meet, meet + 0.03, v))
+        up = _smoothstep(meet - 0.03, meet, v) * (1 - _smoothstep(lid_bottom, lid_bottom + 1.5 * lower_slide + 0.03, v))
+        fields[f"blink{name}"] = np.outer((upper_slide * down - lower_slide * up) * half, ey)
         brow = landmarks[idx["brow"]]
         dist2 = np.sum((points - brow) ** 2, axis=1) / (1.1 * half) ** 2
         fields["brow"] = fields["brow"] - np.outer(0.22 * half * np.exp(-dist2), ey)

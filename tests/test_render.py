@@ -94,6 +94,24 @@ def test_blink_changes_the_eyes_not_the_mouth(photo, still_renderer):
     assert np.abs(blink[ys, xs] - rest[ys, xs]).max() == 0
 
 
+def test_a_closed_eye_is_covered_by_its_lid_and_leaves_cheek_and_brow(photo, still_renderer):
+    rest = still_renderer.render(pose_track("sil"), 0).astype(int)
+    blink = still_renderer.render(pose_track("sil", eyeBlinkLeft=1.0, eyeBlinkRight=1.0), 0).astype(int)
+    lm = photo.landmarks_px
+    for upper, lower, brow in ((159, 145, 105), (386, 374, 334)):
+        top, bottom = lm[upper], lm[lower]
+        gap = bottom[1] - top[1]
+        x = int(round((top[0] + bottom[0]) / 2))
+        # The open eye's middle (iris) is replaced by lighter lid skin.
+        y = int(round(top[1] + 0.4 * gap))
+        assert blink[y, x - 2:x + 3].mean() > rest[y, x - 2:x + 3].mean() + 15
+        # Below the lower lid and at the brow almost nothing moves (no smear onto the cheek).
+        cheek = int(round(bottom[1] + max(3, 0.5 * gap)))
+        assert np.abs(blink[cheek:cheek + 4, x - 4:x + 5] - rest[cheek:cheek + 4, x - 4:x + 5]).mean() < 4
+        bx, by = lm[brow].round().astype(int)
+        assert np.abs(blink[by - 2:by + 3, bx - 3:bx + 4] - rest[by - 2:by + 3, bx - 3:bx + 4]).mean() < 4
+
+
 def test_head_motion_moves_the_frame_over_time(photo):
     renderer = FrameRenderer(photo, RenderConfig(head_motion=1.0))
     track = BlendshapeTrack(25, NAMES, np.zeros((100, len(NAMES)), np.float32))
