@@ -93,11 +93,16 @@ def build(folder: Path) -> None:
     from tests.model_builders import save_coqui_vits
 
     folder.mkdir(parents=True, exist_ok=True)
-    for name, make in (("whisper-large-v3-random.pt", build_whisper), ("qwen2.5-7b-random", build_llm)):
+    # Models already there are kept: a second build on the same machine only adds what is missing.
+    for name, make, done in (("whisper-large-v3-random.pt", build_whisper, "whisper-large-v3-random.pt"),
+                             ("qwen2.5-7b-random", build_llm, "qwen2.5-7b-random/tokenizer.json")):
+        if (folder / done).exists():  # the tokenizer is saved last
+            continue
         started = time.perf_counter()
         make(folder / name)
         print(f"built {name} in {time.perf_counter() - started:.1f} s", flush=True)
-    save_coqui_vits(folder / "vits-vctk-random", speakers=VCTK_SPEAKERS)  # the released VCTK shapes
+    if not (folder / "vits-vctk-random" / "config.json").exists():
+        save_coqui_vits(folder / "vits-vctk-random", speakers=VCTK_SPEAKERS)  # the released VCTK shapes
     write_presets(folder)
 
 
