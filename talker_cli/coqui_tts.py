@@ -117,8 +117,9 @@ class CoquiTts:
             import torch
             from TTS.config import load_config
             from TTS.tts.models import setup_model
-        except ImportError as error:
-            raise ModelMissingError(f"coqui-tts is not installed ({error}); run: {INSTALL}") from None
+        except (ImportError, OSError) as error:  # OSError: a torchaudio built for another torch
+            raise ModelMissingError(f"coqui-tts cannot be loaded ({error}); run: {INSTALL} "
+                                    "with the torchaudio of your torch's release") from None
         config = load_config(str(folder / "config.json"))
         if config.model != "vits":
             raise UsageError(f"Coqui model {folder} is a '{config.model}' model; talker runs end-to-end VITS models")

@@ -1,6 +1,7 @@
 """Coqui TTS backend on a tiny random-init VITS saved the way Coqui's downloads are laid out."""
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -104,6 +105,12 @@ def test_missing_model_names_the_path_and_the_flag(tmp_path, monkeypatch):
     assert folder == tmp_path / "tts" / "tts_models--en--vctk--vits"  # where Coqui keeps its downloads
     with pytest.raises(ModelMissingError, match="needs a model: pass --tts-model"):
         resolve_model_folder("")
+
+
+def test_a_missing_or_broken_coqui_install_says_how_to_install(vits_folder, monkeypatch):
+    monkeypatch.setitem(sys.modules, "TTS.config", None)  # import fails as when the package is absent
+    with pytest.raises(ModelMissingError, match=r"coqui-tts cannot be loaded .*pip install 'talker\[coqui\]'"):
+        make_tts(TtsConfig(backend="coqui", voice=str(vits_folder))).load()
 
 
 def test_vram_plan_counts_the_checkpoint_and_grows_with_the_segment(vits_folder, engine):
