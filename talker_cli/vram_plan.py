@@ -115,7 +115,7 @@ def causal_lm_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> 
     dequantized = spec.intermediate * spec.hidden * dt if spec.quant_bits else 0
     activations = _round(max(run, building) - cache + dequantized)
     return StagePlan(stage, device, spec.name, _round(spec.weight_bytes), cache, activations,
-                     detail=f"{p}+{work.new_tokens} tokens x{b}")
+                     detail=f"{p}+{work.new_tokens} tokens x{b}" + (f", {spec.quant_bits}-bit" if spec.quant_bits else ""))
 
 
 def whisper_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> StagePlan:

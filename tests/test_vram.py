@@ -149,6 +149,7 @@ def test_quantized_llm_plans_small_linear_weights_and_keeps_embeddings():
     assert plans[8].weights_bytes == pytest.approx(linear * 1 + embeddings * 2, abs=512)
     assert plans[4].weights_bytes == pytest.approx(linear * 0.5625 + embeddings * 2, abs=512)
     assert plans[4].peak_bytes < plans[8].peak_bytes < bf16.peak_bytes
+    assert plans[4].detail.endswith(", 4-bit") and "bit" not in bf16.detail
     # one MLP matrix dequantized at a time rides on top of the activations
     assert plans[4].activation_bytes - bf16.activation_bytes == pytest.approx(18944 * 3584 * 2, abs=512)
 
