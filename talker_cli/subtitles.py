@@ -26,8 +26,12 @@ def cues_from_words(words: Sequence[Word]) -> list[Cue]:
             text = " ".join(w.text for w in current + [word])
             pause = word.start_s - current[-1].end_s
             if len(text) > MAX_CHARS or pause > PAUSE_BREAK_S or current[-1].text.endswith((".", "!", "?")):
-                cues.append(Cue(current[0].start_s, current[-1].end_s, " ".join(w.text for w in current)))
-                current = []
+                # A sentence's last word alone on screen reads badly: a long cue gives it a companion.
+                orphan = len(text) > MAX_CHARS and pause <= PAUSE_BREAK_S and word.text.endswith((".", "!", "?"))
+                carried = 1 if orphan and len(current) > 2 else 0
+                kept = current[:len(current) - carried]
+                cues.append(Cue(kept[0].start_s, kept[-1].end_s, " ".join(w.text for w in kept)))
+                current = current[len(kept):]
         current.append(word)
     if current:
         cues.append(Cue(current[0].start_s, current[-1].end_s, " ".join(w.text for w in current)))

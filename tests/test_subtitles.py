@@ -10,6 +10,12 @@ def test_cues_break_at_sentence_end_and_stay_short():
     assert cues[0].start_s == 0.0
 
 
+def test_a_sentence_never_ends_on_a_word_alone():
+    text = "Subtitles must never leave the final word alone."  # all but the last word: 41 characters
+    words = [Word(w, 0.3 * i, 0.3 * i + 0.25) for i, w in enumerate(text.split())]
+    assert [c.text for c in make_cues(words, text)] == ["Subtitles must never leave the final", "word alone."]
+
+
 def test_unlabelled_words_take_the_script_spread_over_the_speech():
     words = [Word("", 1.0, 1.5), Word("", 1.6, 3.0)]
     cues = make_cues(words, "One. Two.")
