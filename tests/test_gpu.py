@@ -196,3 +196,22 @@ def test_quantized_llm_weights_match_the_plan(models, quantize):
     print(f"{quantize}: held {held / 2**20:.0f} MiB, planned {spec.weight_bytes / 2**20:.0f} MiB")
     assert abs(spec.weight_bytes - held) / held < 0.10
     del model
+
+
+def test_coqui_vits_speaks_inside_its_plan_on_the_gpu(tmp_path):
+    """The released VCTK VITS shape, random-init: preflight plans the longest segment and reserves;
+    the TTS stage then makes no allocation from the driver and stays under its plan."""
+    from talker_cli.stages import InputStage, TtsStage
+
+    from .model_builders import save_coqui_vits
+
+    voice = save_coqui_vits(tmp_path / "vits", speakers=["p225", "p226"])
+    job = gpu_job(tmp_path)
+    job.config = replace(job.config, tts=replace(job.config.tts, backend="coqui", voice=str(voice), device="cuda:0"))
+    job.text = "This sentence is one of several, each said on its own. " * 12
+    manifest = run_job(job, [PreflightStage(), InputStage(), TtsStage()])
+    row = next(s for s in manifest["stages"] if s["name"] == "tts")["details"]["vram"]
+    print(f"tts: planned {row['planned_bytes'] / 2**20:.0f} MiB, peak {row['peak_allocated_bytes'] / 2**20:.0f} MiB")
+    assert row["device_allocs"] == 0 and row["alloc_retries"] == 0 and row["ooms"] == 0
+    assert 0 < row["peak_allocated_bytes"] <= row["planned_bytes"]
+    assert_released()
