@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .artifacts import Phone, Speech, Word
+from .artifacts import Speech
 from .config import TtsConfig
-from .errors import InputError, ModelMissingError, UsageError
-from .phonemes import ipa_durations_to_phones
+from .errors import ModelMissingError, UsageError
+from .speech_join import join_speech
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,14 @@ def resolve_model_folder(name: str) -> Path:
     if name.startswith("tts_models/"):
         return coqui_home() / name.replace("/", "--")
     return Path(name).expanduser()
+
+
+def model_files(name: str) -> tuple[Path, Path]:
+    """The model folder and its checkpoint, or an error naming where it looked and the flag."""
+    folder = resolve_model_folder(name)
+    if not (folder / "config.json").is_file():
+        raise ModelMissingError(f"Coqui TTS model not found at {folder} (needs config.json); pass --tts-model DIR")
+    return folder, checkpoint_in(folder)
 
 
 def checkpoint_in(folder: Path) -> Path:
@@ -109,10 +117,7 @@ class CoquiTts:
         self.model_config = None
 
     def load(self) -> None:
-        folder = self.folder
-        if not (folder / "config.json").is_file():
-            raise ModelMissingError(f"Coqui TTS model not found at {folder} (needs config.json); pass --tts-model DIR")
-        checkpoint = checkpoint_in(folder)
+        folder, checkpoint = model_files(self.config.voice)
         try:
             import torch
             from TTS.config import load_config
@@ -130,6 +135,7 @@ class CoquiTts:
         model = setup_model(config)
         model.load_checkpoint(config, str(checkpoint), eval=True)
         model.disc = None  # the training discriminator: not used to synthesize
+        model.length_scale = self.config.length_scale
         self.model = model.to(torch.device(self.config.device))
         self.model_config = config
         self.speaker_id = self._speaker_id()
@@ -160,32 +166,10 @@ class CoquiTts:
         return self.config.speaker
 
     def synthesize(self, text: str) -> Speech:
-        rate = self.model_config.audio.sample_rate
-        lead = np.zeros(int(self.config.lead_silence_s * rate), dtype=np.float32)
-        pause = np.zeros(int(SENTENCE_PAUSE_S * rate), dtype=np.float32)
-        pieces, phones, word_spans = [lead], [], []
-        t = len(lead) / rate
-        for i, segment in enumerate(split_segments(text)):
-            if i:
-                pieces.append(pause)
-                phones.append(Phone("SIL", t, t + len(pause) / rate))
-                t += len(pause) / rate
-            audio, symbols = self._synthesize_segment(segment)
-            if self.model_config.use_phonemes:
-                segment_phones, spans = ipa_durations_to_phones(symbols, start_s=t)
-                phones += segment_phones
-                word_spans += spans
-            pieces.append(audio)
-            t += len(audio) / rate
-        if len(pieces) == 1:
-            raise InputError("the text has nothing to say (no speakable words); pass words to speak")
-        pieces.append(np.zeros(int(self.config.tail_silence_s * rate), dtype=np.float32))
-        words = tuple(Word("", a, b) for a, b in word_spans)  # labelled from the script later
-        native = self.model_config.use_phonemes and phones
-        return Speech(
-            samples=np.concatenate(pieces), sample_rate=rate, origin="tts",
-            native_phones=tuple(phones) if native else None, native_words=words if native and words else None,
-        )
+        phonemes = self.model_config.use_phonemes  # a character voice's durations time letters, not sounds
+        pieces = ((audio, symbols if phonemes else None)
+                  for audio, symbols in map(self._synthesize_segment, split_segments(text)))
+        return join_speech(pieces, self.model_config.audio.sample_rate, self.config, pause_s=SENTENCE_PAUSE_S)
 
     def _synthesize_segment(self, segment: str) -> tuple[np.ndarray, list[tuple[str, float]]]:
         """One segment -> float32 samples, and each input token with the seconds VITS gave it."""
@@ -196,7 +180,6 @@ class CoquiTts:
         device = next(self.model.parameters()).device
         aux = {"x_lengths": torch.tensor([len(ids)], device=device),
                "speaker_ids": None if self.speaker_id is None else torch.tensor([self.speaker_id], device=device)}
-        self.model.length_scale = self.config.length_scale
         with torch.inference_mode():
             out = self.model.inference(torch.tensor([ids], device=device), aux_input=aux)
         audio = out["model_outputs"][0, 0].float().cpu().numpy()

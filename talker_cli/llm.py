@@ -80,6 +80,11 @@ def resolve_llm_path(model: str) -> Path:
         ) from None
 
 
+def refuse_quantized_gguf(path: Path, quantize: str) -> None:
+    if quantize and path.suffix == ".gguf":
+        raise UsageError("llm.quantize needs a transformers model folder, not a GGUF file; pass --llm-model DIR")
+
+
 class TransformersLlm:
     name = "transformers"
 
@@ -136,8 +141,7 @@ class TransformersLlm:
             quantize = self._quantize_here()
             self.tokenizer, self.model = self._load_folder(path, quantize)
         elif path.suffix == ".gguf" and path.is_file():
-            if self._quantize_here():
-                raise UsageError("llm.quantize needs a transformers model folder, not a GGUF file; pass --llm-model DIR")
+            refuse_quantized_gguf(path, self._quantize_here())
             quantize = ""
             self.tokenizer, self.model = self._load_gguf(path)
         else:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .config import TalkerConfig
-from .errors import ModelMissingError, UsageError
+from .errors import ModelMissingError
 from .gpu_probe import GpuDevice
 from .vram_plan import CUDA_CONTEXT_BYTES, GIB, ModelSpec, StagePlan, Workload, plan_stage, reservation_bytes
 
@@ -58,15 +58,14 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
     from . import model_specs
 
     if stage == "llm":
-        from .llm import TransformersLlm
+        from .llm import TransformersLlm, refuse_quantized_gguf
 
         path = Path(TransformersLlm(config.llm).model_path)
         if path.is_dir():
             spec = model_specs.spec_from_folder(path, config.llm.dtype)
             return replace(spec, quant_bits=int(config.llm.quantize[0])) if config.llm.quantize else spec
         if path.suffix == ".gguf" and path.is_file():
-            if config.llm.quantize:
-                raise UsageError("llm.quantize needs a transformers model folder, not a GGUF file; pass --llm-model DIR")
+            refuse_quantized_gguf(path, config.llm.quantize)
             return model_specs.spec_from_gguf(path, config.llm.dtype)
         raise ModelMissingError(f"LLM not found at {path}; pass --llm-model DIR or FILE.gguf")
     if stage == "asr" and config.asr.backend == "openai-whisper":
@@ -85,12 +84,9 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
             raise ModelMissingError(f"no CTranslate2 Whisper model at {path}; pass --asr-model DIR")
         return model_specs.spec_from_ctranslate2(path)
     if stage == "tts" and config.tts.backend == "coqui":
-        from .coqui_tts import checkpoint_in, resolve_model_folder
+        from .coqui_tts import model_files
 
-        folder = resolve_model_folder(config.tts.voice)
-        if not (folder / "config.json").is_file():
-            raise ModelMissingError(f"Coqui TTS model not found at {folder} (needs config.json); pass --tts-model DIR")
-        return model_specs.spec_from_coqui_folder(folder, checkpoint_in(folder))
+        return model_specs.spec_from_coqui_folder(*model_files(config.tts.voice))
     return None  # Piper runs on onnxruntime's CPU provider
 
 

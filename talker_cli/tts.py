@@ -11,11 +11,11 @@ from typing import Protocol
 
 import numpy as np
 
-from .artifacts import Speech, Word
+from .artifacts import Speech
 from .config import TtsConfig
 from .coqui_tts import CoquiTts
-from .errors import InputError, ModelMissingError, UsageError
-from .phonemes import ipa_durations_to_phones
+from .errors import ModelMissingError, UsageError
+from .speech_join import join_speech
 
 
 class TtsBackend(Protocol):
@@ -66,28 +66,12 @@ class PiperTts:
 
         syn = SynthesisConfig(speaker_id=self.config.speaker or None, length_scale=self.config.length_scale)
         rate = self.voice.config.sample_rate
-        lead = np.zeros(int(self.config.lead_silence_s * rate), dtype=np.float32)
-        pieces, phones, word_spans = [lead], [], []
-        t = len(lead) / rate
-        # Piper yields one chunk per sentence; draining it here keeps the engine inside the stage.
-        for chunk in self.voice.synthesize(text, syn_config=syn, include_alignments=True):
-            audio = chunk.audio_float_array.astype(np.float32)
-            if chunk.phoneme_alignments:
-                symbols = [(a.phoneme, a.num_samples / rate) for a in chunk.phoneme_alignments]
-                chunk_phones, spans = ipa_durations_to_phones(symbols, start_s=t)
-                phones += chunk_phones
-                word_spans += spans
-            pieces.append(audio)
-            t += len(audio) / rate
-        if len(pieces) == 1:
-            raise InputError("the text has nothing to say (no speakable words); pass words to speak")
-        pieces.append(np.zeros(int(self.config.tail_silence_s * rate), dtype=np.float32))
-        samples = np.concatenate(pieces)
-        words = tuple(Word("", a, b) for a, b in word_spans)  # labelled from the script later
-        return Speech(
-            samples=samples, sample_rate=rate, origin="tts",
-            native_phones=tuple(phones) if phones else None, native_words=words or None,
-        )
+        # Piper yields one chunk per sentence; join_speech drains it here, inside the stage.
+        chunks = self.voice.synthesize(text, syn_config=syn, include_alignments=True)
+        pieces = ((chunk.audio_float_array.astype(np.float32),
+                   [(a.phoneme, a.num_samples / rate) for a in chunk.phoneme_alignments or ()] or None)
+                  for chunk in chunks)
+        return join_speech(pieces, rate, self.config)
 
     def unload(self) -> None:
         self.voice = None
