@@ -23,6 +23,8 @@ class AsrBackend(Protocol):
     name: str
     model_path: str
 
+    def locate(self) -> None: ...  # the model's files are there: checked before any stage
+
     def load(self) -> None: ...
 
     def transcribe(self, speech: Speech) -> Transcript: ...
@@ -49,12 +51,14 @@ class FasterWhisperAsr:
         self.model_path = str(Path(config.model) if config.model else bundled_whisper())
         self.model = None
 
-    def load(self) -> None:
+    def locate(self) -> None:
         path = Path(self.model_path)
         if not (path / "model.bin").is_file():
-            raise ModelMissingError(
-                f"no CTranslate2 Whisper model at {path} (model.bin missing); pass --asr-model DIR"
-            )
+            raise ModelMissingError(f"no CTranslate2 Whisper model at {path} (model.bin missing); pass --asr-model DIR")
+
+    def load(self) -> None:
+        self.locate()
+        path = Path(self.model_path)
         try:
             from faster_whisper import WhisperModel
         except ImportError:
@@ -129,10 +133,13 @@ class OpenAiWhisperAsr:
         self.model_path = str(openai_whisper_checkpoint(config.model))
         self.model = None
 
+    def locate(self) -> None:
+        if not Path(self.model_path).is_file():
+            raise ModelMissingError(f"openai-whisper checkpoint not found at {self.model_path}; pass --asr-model PATH.pt")
+
     def load(self) -> None:
+        self.locate()
         path = Path(self.model_path)
-        if not path.is_file():
-            raise ModelMissingError(f"openai-whisper checkpoint not found at {path}; pass --asr-model PATH.pt")
         try:
             import whisper
         except ImportError:

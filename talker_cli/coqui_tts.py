@@ -13,6 +13,7 @@ timing, passed on like Piper's.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -24,6 +25,7 @@ import numpy as np
 from .artifacts import Speech
 from .config import TtsConfig
 from .errors import ModelMissingError, UsageError
+from .model_specs import read_checkpoint_shapes
 from .speech_join import join_speech
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,32 @@ def checkpoint_in(folder: Path) -> Path:
     if not found:
         raise ModelMissingError(f"no Coqui checkpoint (*.pth) in {folder}; pass --tts-model DIR")
     return found[-1]
+
+
+def speaker_table(folder: Path) -> dict[str, int] | None:
+    """A multi-speaker model's speaker names and ids, read from its speakers file."""
+    for name in SPEAKER_FILES:
+        path = folder / name
+        if path.is_file():
+            table = json.loads(path.read_text()) if path.suffix == ".json" else read_checkpoint_shapes(path)
+            if table and all(isinstance(v, dict) for v in table.values()):  # d-vectors: clip -> {name, ...}
+                table = {n: i for i, n in enumerate(sorted({v["name"] for v in table.values()}))}
+            return table
+    return None
+
+
+def chosen_speaker(names: dict[str, int] | None, config: TtsConfig, folder: Path) -> int | None:
+    """The speaker id asked for by name or number; None for a single-speaker model."""
+    if not names:
+        return None
+    wanted = config.speaker_name
+    if wanted:
+        if wanted not in names:
+            raise UsageError(f"speaker '{wanted}' is not in {folder}; it has: {', '.join(sorted(names)[:20])}")
+        return names[wanted]
+    if config.speaker not in names.values():
+        raise UsageError(f"speaker {config.speaker} is not in {folder}; it has ids 0..{len(names) - 1}")
+    return config.speaker
 
 
 def split_segments(text: str, max_chars: int = MAX_SEGMENT_CHARS) -> list[str]:
@@ -116,6 +144,11 @@ class CoquiTts:
         self.model = None
         self.model_config = None
 
+    def locate(self) -> None:
+        """The files and the speaker, checked without loading the model: refused before any work."""
+        folder, _ = model_files(self.config.voice)
+        chosen_speaker(speaker_table(folder), self.config, folder)
+
     def load(self) -> None:
         folder, checkpoint = model_files(self.config.voice)
         try:
@@ -153,17 +186,9 @@ class CoquiTts:
 
     def _speaker_id(self) -> int | None:
         manager = getattr(self.model, "speaker_manager", None)
-        if not getattr(self.model, "num_speakers", 0) or manager is None or not manager.name_to_id:
+        if not getattr(self.model, "num_speakers", 0) or manager is None:
             return None
-        names = manager.name_to_id
-        wanted = self.config.speaker_name
-        if wanted:
-            if wanted not in names:
-                raise UsageError(f"speaker '{wanted}' is not in {self.folder}; it has: {', '.join(sorted(names)[:20])}")
-            return names[wanted]
-        if self.config.speaker not in names.values():
-            raise UsageError(f"speaker {self.config.speaker} is not in {self.folder}; it has ids 0..{len(names) - 1}")
-        return self.config.speaker
+        return chosen_speaker(manager.name_to_id, self.config, self.folder)
 
     def synthesize(self, text: str) -> Speech:
         phonemes = self.model_config.use_phonemes  # a character voice's durations time letters, not sounds

@@ -26,6 +26,8 @@ class LlmBackend(Protocol):
     name: str
     model_path: str
 
+    def locate(self) -> None: ...  # the model's files are there: checked before any stage
+
     def load(self) -> None: ...
 
     def reply(self, prompt: str) -> str: ...
@@ -127,7 +129,15 @@ class TransformersLlm:
 
         return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[self.config.dtype]
 
+    def locate(self) -> None:
+        path = Path(self.model_path)
+        if path.is_dir() and not (path / "config.json").is_file():
+            raise ModelMissingError(f"no config.json in LLM folder {path}; pass --llm-model DIR of a transformers model")
+        if not path.is_dir() and not (path.suffix == ".gguf" and path.is_file()):
+            raise ModelMissingError(f"LLM not found at {path}; pass --llm-model DIR (transformers folder) or FILE.gguf")
+
     def load(self) -> None:
+        self.locate()
         path = Path(self.model_path)
         try:
             from transformers.utils import logging as hf_logging
@@ -136,16 +146,12 @@ class TransformersLlm:
         hf_logging.set_verbosity_error()  # stderr belongs to talker's own progress lines
         hf_logging.disable_progress_bar()
         if path.is_dir():
-            if not (path / "config.json").is_file():
-                raise ModelMissingError(f"no config.json in LLM folder {path}; pass --llm-model DIR of a transformers model")
             quantize = self._quantize_here()
             self.tokenizer, self.model = self._load_folder(path, quantize)
-        elif path.suffix == ".gguf" and path.is_file():
+        else:
             refuse_quantized_gguf(path, self._quantize_here())
             quantize = ""
             self.tokenizer, self.model = self._load_gguf(path)
-        else:
-            raise ModelMissingError(f"LLM not found at {path}; pass --llm-model DIR (transformers folder) or FILE.gguf")
         if not quantize:  # quantized models were placed by device_map and cannot be moved
             self.model.to(self.config.device)
         self.model.eval()

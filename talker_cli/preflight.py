@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .config import TalkerConfig
-from .errors import ModelMissingError
 from .gpu_probe import GpuDevice
 from .vram_plan import CUDA_CONTEXT_BYTES, GIB, ModelSpec, StagePlan, Workload, plan_stage, reservation_bytes
 
@@ -53,6 +52,18 @@ def stages_that_run(size: JobSize) -> set[str]:
     return ran
 
 
+def locate_models(config: TalkerConfig, stages: set[str]) -> None:
+    """Every model the job's stages load is where they look (and a chosen speaker is in its model):
+    a missing one is refused before any stage runs, whatever the device."""
+    from .asr import make_asr
+    from .llm import make_llm
+    from .tts import make_tts
+
+    makers = {"asr": lambda: make_asr(config.asr), "llm": lambda: make_llm(config.llm), "tts": lambda: make_tts(config.tts)}
+    for stage in sorted(stages):
+        makers[stage]().locate()
+
+
 def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
     """The shapes of the model a stage would load, read from its files; None for CPU-only engines."""
     from . import model_specs
@@ -60,29 +71,23 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
     if stage == "llm":
         from .llm import TransformersLlm, refuse_quantized_gguf
 
-        path = Path(TransformersLlm(config.llm).model_path)
+        llm = TransformersLlm(config.llm)
+        llm.locate()
+        path = Path(llm.model_path)
         if path.is_dir():
             spec = model_specs.spec_from_folder(path, config.llm.dtype)
             return replace(spec, quant_bits=int(config.llm.quantize[0])) if config.llm.quantize else spec
-        if path.suffix == ".gguf" and path.is_file():
-            refuse_quantized_gguf(path, config.llm.quantize)
-            return model_specs.spec_from_gguf(path, config.llm.dtype)
-        raise ModelMissingError(f"LLM not found at {path}; pass --llm-model DIR or FILE.gguf")
-    if stage == "asr" and config.asr.backend == "openai-whisper":
-        from .asr import openai_whisper_checkpoint
-
-        path = openai_whisper_checkpoint(config.asr.model)
-        if not path.is_file():
-            raise ModelMissingError(f"openai-whisper checkpoint not found at {path}; pass --asr-model PATH.pt")
-        dtype = "float16" if uses_gpu(config.asr.device) else "float32"
-        return model_specs.spec_from_whisper_checkpoint(path, dtype)
+        refuse_quantized_gguf(path, config.llm.quantize)
+        return model_specs.spec_from_gguf(path, config.llm.dtype)
     if stage == "asr":
-        from .asr import FasterWhisperAsr
+        from .asr import make_asr
 
-        path = Path(FasterWhisperAsr(config.asr).model_path)
-        if not (path / "model.bin").is_file():
-            raise ModelMissingError(f"no CTranslate2 Whisper model at {path}; pass --asr-model DIR")
-        return model_specs.spec_from_ctranslate2(path)
+        asr = make_asr(config.asr)
+        asr.locate()
+        if config.asr.backend == "openai-whisper":
+            dtype = "float16" if uses_gpu(config.asr.device) else "float32"
+            return model_specs.spec_from_whisper_checkpoint(Path(asr.model_path), dtype)
+        return model_specs.spec_from_ctranslate2(Path(asr.model_path))
     if stage == "tts" and config.tts.backend == "coqui":
         from .coqui_tts import model_files
 

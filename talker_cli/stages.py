@@ -100,9 +100,10 @@ class PreflightStage(Stage):
         self.torch_module = torch_module
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .preflight import decide, plan_job, stage_devices, stages_that_run, uses_gpu
+        from .preflight import decide, locate_models, plan_job, stage_devices, stages_that_run, uses_gpu
 
         size = job_size(job)
+        locate_models(job.config, stages_that_run(size))
         wanted = [s for s, d in stage_devices(job.config).items() if uses_gpu(d) and s in stages_that_run(size)]
         if not wanted:
             job.vram = {"gpu": "not used"}

@@ -22,6 +22,8 @@ class TtsBackend(Protocol):
     name: str
     model_path: str
 
+    def locate(self) -> None: ...  # the model's files (and speaker) are there: checked before any stage
+
     def load(self) -> None: ...
 
     def synthesize(self, text: str) -> Speech: ...
@@ -48,18 +50,21 @@ class PiperTts:
         self.model_path = str(Path(config.voice) if config.voice else bundled_piper_voice())
         self.voice = None
 
-    def load(self) -> None:
+    def locate(self) -> None:
         model = Path(self.model_path)
-        config_path = Path(f"{model}.json")
-        if not model.is_file() or not config_path.is_file():
+        if not model.is_file() or not Path(f"{model}.json").is_file():
             raise ModelMissingError(
-                f"Piper voice not found at {model} (needs {config_path.name} beside it); pass --tts-model VOICE.onnx"
+                f"Piper voice not found at {model} (needs {model.name}.json beside it); pass --tts-model VOICE.onnx"
             )
+
+    def load(self) -> None:
+        self.locate()
+        model = Path(self.model_path)
         try:
             from piper import PiperVoice
         except ImportError:
             raise ModelMissingError("piper-tts is not installed; run: pip install piper-tts onnx") from None
-        self.voice = PiperVoice.load(model, config_path=config_path, include_alignments=True)
+        self.voice = PiperVoice.load(model, config_path=Path(f"{model}.json"), include_alignments=True)
 
     def synthesize(self, text: str) -> Speech:
         from piper import SynthesisConfig

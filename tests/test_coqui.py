@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 pytest.importorskip("TTS", reason="coqui-tts is not installed (pip install 'talker[coqui]')")
 
 from talker_cli.cli import app  # noqa: E402
-from talker_cli.coqui_tts import MAX_SEGMENT_CHARS, checkpoint_in, resolve_model_folder, split_segments  # noqa: E402
+from talker_cli.coqui_tts import (MAX_SEGMENT_CHARS, checkpoint_in, resolve_model_folder, speaker_table,  # noqa: E402
+                                  split_segments)
 from talker_cli.artifacts import Script  # noqa: E402
 from talker_cli.config import TalkerConfig, TtsConfig  # noqa: E402
 from talker_cli.stages import Job  # noqa: E402
@@ -95,6 +96,36 @@ def test_speakers_are_chosen_by_name_or_number(vits_folder, engine):
     assert not np.array_equal(say(speaker=0), say(speaker=1))
     with pytest.raises(UsageError, match="speaker 'carol' is not in .* it has: alice, bob"):
         make_tts(TtsConfig(backend="coqui", voice=str(vits_folder), speaker_name="carol")).load()
+
+
+def test_speakers_are_read_from_the_speakers_file_without_the_model(vits_folder, tmp_path):
+    assert speaker_table(vits_folder) == {"alice": 0, "bob": 1}
+    # d-vector models list clips with their speaker's name: one id per name, in name order
+    (tmp_path / "speakers.json").write_text(json.dumps({
+        "c1.wav": {"name": "zoe", "embedding": [0.1]}, "c2.wav": {"name": "adam", "embedding": [0.2]},
+        "c3.wav": {"name": "zoe", "embedding": [0.3]}}))
+    assert speaker_table(tmp_path) == {"adam": 0, "zoe": 1}
+    assert speaker_table(tmp_path / "nowhere") is None
+
+
+@pytest.mark.parametrize("speaker, message", [({"speaker_name": "carol"}, "speaker 'carol' is not in .* it has: alice, bob"),
+                                              ({"speaker": 7}, "speaker 7 is not in .* it has ids 0..1")])
+def test_an_unknown_speaker_is_refused_before_any_stage_runs(vits_folder, face_photo, tmp_path, monkeypatch,
+                                                            speaker, message):
+    import TTS.tts.models
+
+    from talker_cli.pipeline import run_job
+    from talker_cli.stages import PreflightStage
+
+    from .test_pipeline import Recorder
+
+    events = []
+    monkeypatch.setattr(TTS.tts.models, "setup_model", lambda *a: pytest.fail("the model was built"))
+    job = Job(photo=face_photo, output=tmp_path / "out.mp4", text="Hello.",
+              config=TalkerConfig(tts=TtsConfig(backend="coqui", voice=str(vits_folder), **speaker)))
+    with pytest.raises(UsageError, match=message):
+        run_job(job, [PreflightStage(), Recorder("photo", events)])
+    assert events == [] and not (tmp_path / "out.mp4").exists()
 
 
 def test_missing_model_names_the_path_and_the_flag(tmp_path, monkeypatch):

@@ -2,10 +2,10 @@
 
 import pytest
 
-from talker_cli.config import TalkerConfig
-from talker_cli.errors import InputError, StageError
+from talker_cli.config import AsrConfig, LlmConfig, TalkerConfig, TtsConfig
+from talker_cli.errors import InputError, ModelMissingError, StageError
 from talker_cli.pipeline import run_job
-from talker_cli.stages import Job, Stage
+from talker_cli.stages import Job, PreflightStage, Stage
 
 
 class Recorder(Stage):
@@ -155,3 +155,19 @@ def test_finished_stages_are_reused_after_a_failure_and_force_redoes_them(tmp_pa
     assert events.count("run expensive") == 1  # --force
     key = cache.key("tts", {"text": "hi"})
     assert cache.key("tts", {"text": "hi!"}) != key and cache.lookup(key) is not None
+
+
+@pytest.mark.parametrize("sections, inputs, message", [
+    ({"llm": LlmConfig(model="/no/such/llm")}, {"text": "hi", "reply": True}, "LLM not found at /no/such/llm; pass --llm-model"),
+    ({"asr": AsrConfig(backend="openai-whisper", model="/no/such.pt")}, {"audio": "speech.wav"},
+     "openai-whisper checkpoint not found at /no/such.pt; pass --asr-model"),
+    ({"tts": TtsConfig(voice="/no/voice.onnx")}, {"text": "hi"}, "Piper voice not found at /no/voice.onnx"),
+])
+def test_a_missing_model_is_refused_before_any_stage_runs_on_the_cpu_too(tmp_path, speech_wav, sections, inputs, message):
+    events = []
+    if "audio" in inputs:
+        inputs = {"audio": speech_wav}
+    job = Job(photo=tmp_path / "p.png", output=tmp_path / "o.mp4", config=TalkerConfig(**sections), **inputs)
+    with pytest.raises(ModelMissingError, match=message):
+        run_job(job, [PreflightStage(), Recorder("photo", events)])
+    assert events == []
