@@ -251,7 +251,7 @@ def check_gpu(
     with _command_errors():
         from .config import load_config
         from .gpu_probe import probe_devices
-        from .preflight import JobSize, decide, plan_job
+        from .preflight import JobSize, decide, plan_job, text_size
         from .stages import read_text_file, verdict_summary
 
         if text is not None and text_file is not None:
@@ -269,7 +269,7 @@ def check_gpu(
                 raise InputError(f"audio file not found: {audio}")
             size = JobSize(audio_s=probe_duration_s(audio), reply=reply)
         else:
-            size = JobSize(text_chars=len(text or ""), reply=reply)
+            size = text_size(text or "", reply, config)
         devices = probe_devices()
         verdict = decide(plan_job(config, size), devices, config)
     if json_out:

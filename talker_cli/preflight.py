@@ -8,6 +8,7 @@ allows it; otherwise the job is refused before any work, with what would fit ins
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -31,6 +32,17 @@ class JobSize:
     text_chars: int = 0
     audio_s: float = 0.0
     reply: bool = False
+    longest_segment_chars: int = 0  # the longest piece the TTS speaks at once; 0: not known
+
+
+def text_size(text: str, reply: bool, config: TalkerConfig) -> JobSize:
+    """A text job's size; a Coqui voice speaks it a segment at a time, so its longest one counts."""
+    longest = 0
+    if config.tts.backend == "coqui" and not reply and importlib.util.find_spec("pysbd"):
+        from .coqui_tts import split_segments
+
+        longest = max(map(len, split_segments(text)), default=0)
+    return JobSize(text_chars=len(text), reply=reply, longest_segment_chars=longest)
 
 
 def stage_devices(config: TalkerConfig) -> dict[str, str]:
@@ -107,7 +119,7 @@ def workload(stage: str, config: TalkerConfig, size: JobSize) -> Workload:
         from .coqui_tts import MAX_SEGMENT_CHARS
 
         # Speech is made a segment at a time: the longest possible segment, at a slow speaking rate.
-        spoken = 0 if size.reply else size.text_chars  # a reply's length is not known yet
+        spoken = 0 if size.reply else (size.longest_segment_chars or size.text_chars)  # a reply's: not known yet
         chars = min(spoken or MAX_SEGMENT_CHARS, MAX_SEGMENT_CHARS)
         return Workload(speech_s=chars / SLOW_SPOKEN_CHARS_PER_S)
     return Workload()

@@ -144,11 +144,11 @@ class PreflightStage(Stage):
 
 def job_size(job: Job):
     from .audio_io import probe_duration_s
-    from .preflight import JobSize
+    from .preflight import JobSize, text_size
 
     if job.audio is not None:
         return JobSize(audio_s=probe_duration_s(job.audio) if job.audio.is_file() else 0.0, reply=job.reply)
-    return JobSize(text_chars=len(job.text or ""), reply=job.reply)
+    return text_size(job.text or "", job.reply, job.config)
 
 
 def verdict_summary(verdict) -> dict[str, Any]:

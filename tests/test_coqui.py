@@ -17,7 +17,7 @@ from talker_cli.config import TalkerConfig, TtsConfig  # noqa: E402
 from talker_cli.stages import Job  # noqa: E402
 from talker_cli.errors import ModelMissingError, UsageError  # noqa: E402
 from talker_cli.model_specs import spec_from_coqui_folder  # noqa: E402
-from talker_cli.preflight import JobSize, plan_job  # noqa: E402
+from talker_cli.preflight import JobSize, plan_job, text_size  # noqa: E402
 from talker_cli.tts import make_tts  # noqa: E402
 from talker_cli.vram_plan import Workload, plan_stage  # noqa: E402
 
@@ -149,11 +149,18 @@ def test_vram_plan_counts_the_checkpoint_and_grows_with_the_segment(vits_folder,
     assert spec.kind == "vits" and spec.dtype_bytes == 4
     assert spec.param_count == sum(p.numel() for p in engine.model.parameters())
     short, long = (plan_stage(spec, Workload(speech_s=s), "tts", "cuda:0") for s in (5, 30))
-    assert short.weights_bytes == long.weights_bytes and long.activation_bytes > 5 * short.activation_bytes
+    assert short.weights_bytes == long.weights_bytes
+    fixed = plan_stage(spec, Workload(speech_s=0), "tts", "cuda:0").activation_bytes  # what any segment costs
+    assert long.activation_bytes - fixed == pytest.approx(6 * (short.activation_bytes - fixed), rel=0.01)
     config = TalkerConfig(tts=TtsConfig(backend="coqui", voice=str(vits_folder), device="cuda"))
     a_word, a_book = (plan_job(config, JobSize(text_chars=n))[0] for n in (10, 100_000))
     # Speech is made a segment at a time: a book plans no more than one long segment.
     assert a_word.peak_bytes < a_book.peak_bytes == plan_job(config, JobSize(text_chars=MAX_SEGMENT_CHARS))[0].peak_bytes
+    # Many short sentences plan their longest sentence, not the longest segment there could be.
+    chatty = text_size("This sentence is one of several, each said on its own. " * 12, False, config)
+    assert chatty.longest_segment_chars == 54 and chatty.text_chars == 660
+    assert plan_job(config, chatty)[0].peak_bytes == plan_job(config, JobSize(text_chars=54))[0].peak_bytes
+    assert text_size("Hi. " * 200, True, config).longest_segment_chars == 0  # the reply is what is spoken
 
 
 def test_render_with_coqui_through_the_cli(vits_folder, face_photo, tmp_path):
