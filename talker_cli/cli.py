@@ -107,8 +107,11 @@ def _setup_logging(quiet: bool) -> None:
 
 
 @contextmanager
-def _command_errors(progress: "Progress | None" = None):
-    """Turn talker's errors into their exit codes, and interrupts into 130/143, at the CLI boundary."""
+def _command(quiet: bool, progress: "Progress | None" = None):
+    """A command's frame: offline, logging set up, and talker's errors turned into their exit codes
+    (interrupts into 130/143) at the CLI boundary."""
+    _force_offline()
+    _setup_logging(quiet)
     try:
         yield
     except TalkerError as error:
@@ -167,10 +170,8 @@ def render(
     quiet: bool = QUIET,
 ) -> None:
     """Render an MP4 of the photo's face saying the text or the recording."""
-    _force_offline()
-    _setup_logging(quiet)
     progress = Progress(quiet)
-    with _command_errors(progress):
+    with _command(quiet, progress):
         from .config import load_config
         from .pipeline import run_job
         from .stages import Job, read_text_file
@@ -246,9 +247,7 @@ def check_gpu(
 
     Exit 0: the job fits. Exit 5: it does not (what would fit is listed). Exit 7: no GPU is usable.
     """
-    _force_offline()
-    _setup_logging(quiet=True)
-    with _command_errors():
+    with _command(quiet=True):
         from .config import load_config
         from .gpu_probe import probe_devices
         from .preflight import JobSize, decide, plan_job, text_size
@@ -297,10 +296,8 @@ def batch(
     quiet: bool = QUIET,
 ) -> None:
     """Render every job of a batch file. Exit 0: all done; 10: some failed; 11: all failed."""
-    _force_offline()
-    _setup_logging(quiet)
     progress = Progress(quiet)
-    with _command_errors(progress):
+    with _command(quiet, progress):
         from .batch import run_batch, summary_table
         from .batch_file import read_batch
         from .config import load_config
@@ -346,9 +343,7 @@ def models(
     json_out: bool = typer.Option(False, "--json", help="Print the list as JSON."),
 ) -> None:
     """List each backend: library installed, where it looks, what it found, the VRAM each model needs."""
-    _force_offline()
-    _setup_logging(quiet=True)
-    with _command_errors():
+    with _command(quiet=True):
         from .catalog import catalog
         from .config import load_config
 
