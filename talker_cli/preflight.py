@@ -121,7 +121,7 @@ def workload(stage: str, config: TalkerConfig, size: JobSize) -> Workload:
         # Speech is made a segment at a time: the longest possible segment, at a slow speaking rate.
         spoken = 0 if size.reply else (size.longest_segment_chars or size.text_chars)  # a reply's: not known yet
         chars = min(spoken or MAX_SEGMENT_CHARS, MAX_SEGMENT_CHARS)
-        return Workload(speech_s=chars / SLOW_SPOKEN_CHARS_PER_S)
+        return Workload(speech_s=chars / SLOW_SPOKEN_CHARS_PER_S * max(config.tts.length_scale, 1.0))  # >1: slower
     return Workload()
 
 

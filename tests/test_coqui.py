@@ -1,6 +1,7 @@
 """Coqui TTS backend on a tiny random-init VITS saved the way Coqui's downloads are laid out."""
 
 import json
+from dataclasses import replace
 import sys
 
 import numpy as np
@@ -161,6 +162,8 @@ def test_vram_plan_counts_the_checkpoint_and_grows_with_the_segment(vits_folder,
     assert chatty.longest_segment_chars == 54 and chatty.text_chars == 660
     assert plan_job(config, chatty)[0].peak_bytes == plan_job(config, JobSize(text_chars=54))[0].peak_bytes
     assert text_size("Hi. " * 200, True, config).longest_segment_chars == 0  # the reply is what is spoken
+    slow = replace(config, tts=replace(config.tts, length_scale=1.5))  # 1.5 times the frames per character
+    assert plan_job(slow, chatty)[0].detail == "8 s of speech in one piece" != plan_job(config, chatty)[0].detail
 
 
 def test_render_with_coqui_through_the_cli(vits_folder, face_photo, tmp_path):
