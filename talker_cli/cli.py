@@ -87,7 +87,8 @@ class Progress:
             self.status.stop()
             self.status = None
         vram = f", peak VRAM {_mib(report.peak_vram_allocated_bytes)}" if report.peak_vram_allocated_bytes is not None else ""
-        line = f"{name:<10} {report.seconds:7.2f} s  peak RSS {_mib(report.peak_rss_bytes)}{vram}  [{report.backend}]"
+        cost = "reused from the work cache" if report.details.get("cached") else f"peak RSS {_mib(report.peak_rss_bytes)}{vram}"
+        line = f"{name:<10} {report.seconds:7.2f} s  {cost}  [{report.backend}]"
         if self.console is not None:
             self.console.print(f"[green]✓[/green] {line}", highlight=False)
         else:
