@@ -114,22 +114,22 @@ def _tts_piper(config: TalkerConfig) -> BackendInfo:
 
 
 def _tts_coqui(config: TalkerConfig) -> BackendInfo:
-    from .coqui_tts import INSTALL, MAX_SEGMENT_CHARS, checkpoint_in, coqui_home, resolve_model_folder
+    from .coqui_tts import INSTALL, checkpoint_in, coqui_home, resolve_model_folder
     from .model_specs import spec_from_coqui_folder
-    from .preflight import SLOW_SPOKEN_CHARS_PER_S
+    from .preflight import JobSize, workload
 
     home = coqui_home()
     info = BackendInfo("tts", "coqui", "TTS (coqui-tts)", _installed("TTS"), INSTALL, [str(home)])
     folders = sorted(home.glob("tts_models--*")) if home.is_dir() else []
     if config.tts.backend == "coqui" and config.tts.voice:
         folders.insert(0, resolve_model_folder(config.tts.voice))
-    seconds = MAX_SEGMENT_CHARS / SLOW_SPOKEN_CHARS_PER_S
+    longest = workload("tts", config, JobSize(reply=True))  # a text of unknown length: the longest segment
     for folder in folders:
         if not (folder / "config.json").is_file():
             continue
         spec = _safe(lambda f=folder: spec_from_coqui_folder(f, checkpoint_in(f)))
-        vram = None if isinstance(spec, Exception) else plan_stage(spec, Workload(speech_s=seconds), "tts", "cuda").peak_bytes
-        info.found.append(Found(str(folder), vram, f"fp32, {seconds:.0f} s segment"))
+        vram = None if isinstance(spec, Exception) else plan_stage(spec, longest, "tts", "cuda").peak_bytes
+        info.found.append(Found(str(folder), vram, f"fp32, {longest.speech_s:.0f} s segment"))
     return info
 
 

@@ -154,7 +154,7 @@ def whisper_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> St
 VITS_DECODER_TENSORS = 6
 # What a segment costs whatever its length (convolution workspaces, the text encoder's and the
 # duration predictor's passes): about 20 MiB on an H200 (54 and 300 characters), 24 with margin.
-VITS_FIXED_BYTES = 24 * 2**20
+VITS_FIXED_BYTES = 24 * MIB
 
 
 def vits_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> StagePlan:
@@ -162,8 +162,8 @@ def vits_plan(spec: ModelSpec, work: Workload, stage: str, device: str) -> Stage
     activations = VITS_DECODER_TENSORS * spec.decoder_elements_per_frame * frames * spec.dtype_bytes
     # Text encoder, flow and the alignment path work on hidden x frames: small beside the decoder.
     latent = 8 * spec.hidden * frames * spec.dtype_bytes
-    return StagePlan(stage, device, spec.name, _round(spec.weight_bytes), 0, _round(activations + latent + VITS_FIXED_BYTES),
-                     detail=f"{work.speech_s:.0f} s of speech in one piece")
+    return StagePlan(stage, device, spec.name, _round(spec.weight_bytes), 0,
+                     _round(activations + latent + VITS_FIXED_BYTES), detail=f"{work.speech_s:.0f} s of speech in one piece")
 
 
 def external_plan(spec: ModelSpec, stage: str, device: str) -> StagePlan:
