@@ -12,17 +12,22 @@ Backends:
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
-from .artifacts import Phone, PhoneTrack, Speech, Word
+from .artifacts import AlignedSpan, Phone, PhoneTrack, Speech, Word
 from .config import AlignmentConfig
-from .errors import InputError, ModelMissingError, UsageError
-from .phonemes import arpabet_label, ipa_durations_to_phones, merge_adjacent
+from .errors import ModelMissingError, UsageError
+from .phonemes import arpabet_label, ipa_durations_to_phones
+from .recording_alignment import AlignmentFailed, align_recording
 
 ALIGN_RATE = 16000
 _FRAME_S = 0.01  # pocketsphinx reports times in 10 ms frames
+# Frame k's analysis window starts at k x 10 ms and is 25.6 ms long: a change between frames k-1 and k
+# lies between their windows' centres, 7.8 ms after k x 10 ms (on TIMIT the bias went -8.2 -> -0.2 ms).
+_BOUNDARY_OFFSET_S = 0.0078
 
 
 class Aligner(Protocol):
@@ -31,7 +36,7 @@ class Aligner(Protocol):
 
     def load(self) -> None: ...
 
-    def align(self, speech: Speech, text: str) -> PhoneTrack: ...
+    def align(self, speech: Speech, text: str, anchors: tuple[Word, ...] = ()) -> PhoneTrack: ...
 
     def unload(self) -> None: ...
 
@@ -57,21 +62,29 @@ class NativeAligner:
     def load(self) -> None:
         pass
 
-    def align(self, speech: Speech, text: str) -> PhoneTrack:
+    def align(self, speech: Speech, text: str, anchors: tuple[Word, ...] = ()) -> PhoneTrack:
         if not speech.native_phones:
             raise UsageError("alignment.backend 'native' needs a TTS engine that reports phoneme timings")
         words = label_words(speech.native_words or (), text)
-        return PhoneTrack(phones=speech.native_phones, words=words, source="tts-native")
+        spans = (AlignedSpan(0.0, round(speech.duration_s, 3), "tts-native"),)
+        return PhoneTrack(phones=speech.native_phones, words=words, source="tts-native", spans=spans)
 
     def unload(self) -> None:
         pass
 
 
 class PocketsphinxAligner:
+    """Forced alignment and phone recognition with the en-us model shipped in the pocketsphinx wheel.
+
+    `align` runs the recording chain (recording_alignment.py) over spans anchored on the ASR's
+    words; `force` and `recognize` are the two things it can do with one span of audio.
+    """
+
     name = "pocketsphinx"
 
     def __init__(self) -> None:
         self.decoder = None
+        self.recognizer = None
         self.phonemizer = None
         self.model_path = ""
 
@@ -81,65 +94,100 @@ class PocketsphinxAligner:
         except ImportError:
             raise ModelMissingError("pocketsphinx is not installed; run: pip install pocketsphinx") from None
         self.model_path = str(get_model_path("en-us"))
-        self.decoder = Decoder(lm=None, loglevel="FATAL")
+        # bestpath=False: the lattice best-path search after the word-level pass fails on about one
+        # real utterance in eight ("Failed to stop utterance processing"); the Viterbi path it keeps
+        # instead aligns as well.
+        self.decoder = Decoder(lm=None, loglevel="FATAL", bestpath=False)
 
-    def _pronounce(self, word: str) -> str | None:
-        """ARPAbet for a word the dictionary lacks, from espeak-ng's rules."""
+    def pronounce(self, word: str) -> list[str]:
+        """ARPAbet of a word: the dictionary's, else espeak-ng's rules; [] when neither knows it."""
+        known = self.decoder.lookup_word(word)
+        if known is not None:
+            return known.split()
         if self.phonemizer is None:
             try:
                 from piper.phonemize_espeak import EspeakPhonemizer
             except ImportError:
-                return None
+                return []
             self.phonemizer = EspeakPhonemizer()
         symbols = [s for sentence in self.phonemizer.phonemize("en-us", word) for s in sentence]
         phones, _ = ipa_durations_to_phones([(s, 0.01) for s in symbols])
-        labels = [p.label for p in phones if p.label != "SIL"]
-        return " ".join(labels) if labels else None
+        return [p.label for p in phones if p.label != "SIL"]
 
-    def align(self, speech: Speech, text: str) -> PhoneTrack:
-        if speech.sample_rate != ALIGN_RATE:
-            raise ValueError(f"the aligner needs {ALIGN_RATE} Hz audio, got {speech.sample_rate}")
+    def dictionary_words(self, text: str) -> list[str]:
+        """The text's words the aligner can say, each added to the dictionary when it lacks them."""
         words = []
         for word in tokenize(text):
             if self.decoder.lookup_word(word) is None:
-                pronunciation = self._pronounce(word)
-                if pronunciation is None:
+                phones = self.pronounce(word)
+                if not phones:
                     continue
-                self.decoder.add_word(word, pronunciation, False)
+                self.decoder.add_word(word, " ".join(phones), False)
             words.append(word)
-        if not words:
-            raise InputError("the text has no words the aligner can pronounce; pass English text")
-        pcm = (np.clip(speech.samples, -1, 1) * 32767).astype("<i2").tobytes()
-        self.decoder.set_align_text(" ".join(words))
-        self._decode(pcm)  # word-level pass
-        unaligned = InputError("the speech could not be aligned to its text; check that the text matches the audio")
+        return words
+
+    def align(self, speech: Speech, text: str, anchors: tuple[Word, ...] = ()) -> PhoneTrack:
+        if speech.sample_rate != ALIGN_RATE:
+            raise ValueError(f"the aligner needs {ALIGN_RATE} Hz audio, got {speech.sample_rate}")
+        track = align_recording(speech, text, anchors, self)
+        return PhoneTrack(track.phones, label_words(track.words, text), track.source, track.spans)
+
+    def force(self, samples: np.ndarray, words: list[str], offset_s: float) -> tuple[list[Phone], list[Word]]:
+        """Forced alignment of known words to one span of audio; AlignmentFailed when there is no path."""
+        pcm = _pcm16(samples)
         try:
-            self.decoder.set_alignment()  # fails when the word-level pass found no path through the text
-        except RuntimeError:
-            raise unaligned from None
-        self._decode(pcm)  # phone-level pass
-        alignment = self.decoder.get_alignment()
+            self.decoder.set_align_text(" ".join(words))
+            self._decode(self.decoder, pcm)  # word-level pass
+            self.decoder.set_alignment()  # fails when that pass found no path through the words
+            self._decode(self.decoder, pcm)  # phone-level pass
+            alignment = self.decoder.get_alignment()
+        except RuntimeError as error:
+            raise AlignmentFailed(str(error)) from None
         if alignment is None:
-            raise unaligned
+            raise AlignmentFailed("no alignment")
         phones, spans = [], []
         for word in alignment:
-            start = word.start * _FRAME_S
-            end = (word.start + word.duration) * _FRAME_S
             if not word.name.startswith(("<", "[")):
+                start, end = _frame_time(word.start, offset_s), _frame_time(word.start + word.duration, offset_s)
                 spans.append(Word(re.sub(r"\(\d+\)$", "", word.name), start, end))
             for phone in word:
-                a = phone.start * _FRAME_S
-                phones.append(Phone(arpabet_label(phone.name), a, a + phone.duration * _FRAME_S))
-        return PhoneTrack(phones=tuple(merge_adjacent(phones)), words=label_words(spans, text), source="pocketsphinx")
+                a = _frame_time(phone.start, offset_s)
+                phones.append(Phone(arpabet_label(phone.name), a, _frame_time(phone.start + phone.duration, offset_s)))
+        return phones, spans
 
-    def _decode(self, pcm: bytes) -> None:
-        self.decoder.start_utt()
-        self.decoder.process_raw(pcm, no_search=False, full_utt=True)
-        self.decoder.end_utt()
+    def recognize(self, samples: np.ndarray, offset_s: float) -> list[Phone]:
+        """Phones heard in one span of audio, with no transcript (pocketsphinx's allphone mode)."""
+        if self.recognizer is None:
+            from pocketsphinx import Decoder
+
+            phone_lm = str(Path(self.model_path).parent / "en-us-phone.lm.bin")
+            self.recognizer = Decoder(allphone=phone_lm, lm=None, loglevel="FATAL", bestpath=False)
+        try:
+            self._decode(self.recognizer, _pcm16(samples))
+        except RuntimeError as error:
+            raise AlignmentFailed(str(error)) from None
+        return [Phone(arpabet_label(s.word), _frame_time(s.start_frame, offset_s), _frame_time(s.end_frame + 1, offset_s))
+                for s in self.recognizer.seg()]
+
+    @staticmethod
+    def _decode(decoder, pcm: bytes) -> None:
+        decoder.start_utt()
+        decoder.process_raw(pcm, no_search=False, full_utt=True)
+        decoder.end_utt()
 
     def unload(self) -> None:
         self.decoder = None
+        self.recognizer = None
         self.phonemizer = None
+
+
+def _pcm16(samples: np.ndarray) -> bytes:
+    return (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
+
+
+def _frame_time(frame: int, offset_s: float) -> float:
+    """A pocketsphinx frame index (a phone's first frame) -> the time of the change it marks."""
+    return offset_s + frame * _FRAME_S + _BOUNDARY_OFFSET_S
 
 
 def make_aligner(config: AlignmentConfig, speech: Speech) -> Aligner:

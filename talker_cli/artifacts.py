@@ -62,10 +62,18 @@ class Speech:
 
 
 @dataclass(frozen=True)
+class AlignedSpan:
+    start_s: float
+    end_s: float
+    source: str  # the path that timed this stretch of speech (forced, phone recognition, ...)
+
+
+@dataclass(frozen=True)
 class PhoneTrack:
     phones: tuple[Phone, ...]
     words: tuple[Word, ...]
     source: str  # which aligner produced it
+    spans: tuple[AlignedSpan, ...] = ()  # recordings: which path served each stretch
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 Each viseme has a target pose; the target signal is smoothed with a zero-phase one-pole filter
 (forward and backward), which gives both release and anticipation, then sampled at frame centres.
-Lip closures (PP) are then forced closed so they are never smoothed away.
+Before the first sound and after the last the mouth rests (speech_envelope), and lip closures (PP)
+are forced closed so they are never smoothed away.
 """
 
 from __future__ import annotations
@@ -73,6 +74,20 @@ def _zero_phase_smooth(signal: np.ndarray, tau_s: float, rate_hz: float) -> np.n
     return backward[::-1]
 
 
+def speech_envelope(segments: Sequence[VisemeSegment], n_fine: int, lead_s: float, release_s: float) -> np.ndarray:
+    """1 while the face speaks, 0 at rest: the mouth may start moving at most lead_s before the
+    first sound and is relaxed within release_s (one frame) after the last, however slow the
+    transitions are."""
+    t = np.arange(n_fine) / _SIGNAL_HZ
+    spoken = [s for s in segments if s.viseme != "sil"]
+    if not spoken:
+        return np.zeros(n_fine)
+    first, last = spoken[0].start_s, spoken[-1].end_s
+    envelope = np.clip(1.0 - (t - last) / release_s, 0.0, 1.0)
+    envelope[t < first - lead_s] = 0.0
+    return envelope
+
+
 def mouth_weights(segments: Sequence[VisemeSegment], duration_s: float, fps: int,
                   config: VisemeConfig) -> np.ndarray:
     n_frames = frame_count(duration_s, fps)
@@ -83,6 +98,7 @@ def mouth_weights(segments: Sequence[VisemeSegment], duration_s: float, fps: int
         b = int(round(seg.end_s * _SIGNAL_HZ))
         target[max(a, 0):max(b, 0)] = VISEME_POSES[seg.viseme]
     smooth = _zero_phase_smooth(target, config.smoothing_s, _SIGNAL_HZ)
+    smooth *= speech_envelope(segments, n_fine, config.anticipation_s, 1.0 / fps)[:, None]
     centres = ((np.arange(n_frames) + 0.5) / fps * _SIGNAL_HZ).astype(int).clip(0, n_fine - 1)
     weights = smooth[centres].astype(np.float32)
     for seg in segments:  # closures must be seen, however short

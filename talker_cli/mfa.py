@@ -86,7 +86,7 @@ class MfaAligner:
         self.acoustic = resolve_model(self.acoustic_setting, "acoustic")
         self.model_path = self.acoustic
 
-    def align(self, speech: Speech, text: str) -> PhoneTrack:
+    def align(self, speech: Speech, text: str, anchors: tuple[Word, ...] = ()) -> PhoneTrack:
         with tempfile.TemporaryDirectory(prefix="talker-mfa-") as tmp:
             folder = Path(tmp)
             corpus = prepare_corpus(folder, speech, text)

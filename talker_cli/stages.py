@@ -381,11 +381,14 @@ class AlignmentStage(Stage):
             self.backend, self.model = aligner.name, aligner.model_path
             if aligner.name in ("pocketsphinx", "mfa") and speech.sample_rate != ALIGN_RATE:
                 speech = Speech(resample(speech.samples, speech.sample_rate, ALIGN_RATE), ALIGN_RATE, speech.origin)
-            track = aligner.align(speech, job.artifacts["script"].text)
+            transcript = job.artifacts.get("transcript") if speech.origin == "recording" else None
+            anchors = transcript.words if transcript is not None else ()
+            track = aligner.align(speech, job.artifacts["script"].text, anchors)
         finally:
             aligner.unload()
         job.artifacts["phones"] = track
-        return {"phones": len(track.phones), "words": len(track.words), "source": track.source}
+        spans = [[s.start_s, s.end_s, s.source] for s in track.spans]
+        return {"phones": len(track.phones), "words": len(track.words), "source": track.source, "spans": spans}
 
 
 class VisemeStage(Stage):

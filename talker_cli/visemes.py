@@ -2,8 +2,7 @@
 
 Viseme set: the 15 visemes of Oculus/OpenXR (sil PP FF TH DD kk CH SS nn RR aa E I O U).
 Rules: HH takes the shape of the sound after it; pauses shorter than hold_pause_s keep the shape
-before them; no shape is shorter than min_shape_s; a vowel starts forming up to anticipation_s
-early while the mouth is not busy with a lip consonant or is at rest.
+before them; no shape is shorter than min_shape_s, and lip closures are never dropped.
 """
 
 from __future__ import annotations
@@ -14,8 +13,6 @@ from .artifacts import Phone, VisemeSegment
 from .config import VisemeConfig
 
 VISEMES = ("sil", "PP", "FF", "TH", "DD", "kk", "CH", "SS", "nn", "RR", "aa", "E", "I", "O", "U")
-VOWEL_VISEMES = {"aa", "E", "I", "O", "U"}
-LIP_VISEMES = {"PP", "FF", "CH", "U", "O"}  # shapes the lips must reach: no anticipation over them
 
 ARPABET_TO_VISEME = {
     "SIL": "sil",
@@ -77,54 +74,54 @@ def hold_short_pauses(segments: Sequence[VisemeSegment], hold_pause_s: float) ->
 
 
 def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float) -> list[VisemeSegment]:
-    """Lengthen short shapes by borrowing from a long neighbour; drop them when no neighbour can lend."""
-    out = list(segments)
-    while True:
-        short = [i for i, s in enumerate(out) if s.end_s - s.start_s < min_shape_s - 1e-9]
+    """Lengthen short shapes by borrowing from a long neighbour; drop them when no neighbour can lend.
+
+    A lip closure (PP) is never dropped: the eye checks that lips meet on P, B and M, so a closure
+    takes the time it needs from its longer neighbour even when that leaves the neighbour short.
+    """
+    out = _join_equal(segments)
+    for _ in range(4 * len(out) + 4):  # every pass lengthens one shape to the minimum or drops one
+        short = [i for i, s in enumerate(out) if _length(s) < min_shape_s - 1e-9]
         if not short or len(out) < 2:
             return out
-        i = min(short, key=lambda k: out[k].end_s - out[k].start_s)
+        i = min(short, key=lambda k: (out[k].viseme != "PP", _length(out[k])))
         seg = out[i]
-        need = min_shape_s - (seg.end_s - seg.start_s)
+        need = min_shape_s - _length(seg)
         before = out[i - 1] if i > 0 else None
         after = out[i + 1] if i + 1 < len(out) else None
-        spare_before = (before.end_s - before.start_s - min_shape_s) if before else -1.0
-        spare_after = (after.end_s - after.start_s - min_shape_s) if after else -1.0
-        if max(spare_before, spare_after) >= need:
-            if spare_after >= spare_before:
-                out[i] = VisemeSegment(seg.viseme, seg.start_s, seg.end_s + need)
-                out[i + 1] = VisemeSegment(after.viseme, after.start_s + need, after.end_s)
+        spare_before = _length(before) - min_shape_s if before else -1.0
+        spare_after = _length(after) - min_shape_s if after else -1.0
+        if max(spare_before, spare_after) >= need or seg.viseme == "PP":
+            if after is not None and (before is None or spare_after >= spare_before):
+                take = min(need, _length(after))
+                out[i] = VisemeSegment(seg.viseme, seg.start_s, seg.end_s + take)
+                out[i + 1] = VisemeSegment(after.viseme, after.start_s + take, after.end_s)
             else:
-                out[i] = VisemeSegment(seg.viseme, seg.start_s - need, seg.end_s)
-                out[i - 1] = VisemeSegment(before.viseme, before.start_s, before.end_s - need)
-            continue
+                take = min(need, _length(before))
+                out[i] = VisemeSegment(seg.viseme, seg.start_s - take, seg.end_s)
+                out[i - 1] = VisemeSegment(before.viseme, before.start_s, before.end_s - take)
         # Nobody can lend: the shape is absorbed by its longer neighbour.
-        if after is None or (before is not None and spare_before >= spare_after):
+        elif after is None or (before is not None and spare_before >= spare_after):
             out[i - 1] = VisemeSegment(before.viseme, before.start_s, seg.end_s)
+            del out[i]
         else:
             out[i + 1] = VisemeSegment(after.viseme, seg.start_s, after.end_s)
-        del out[i]
+            del out[i]
         out = _join_equal(out)
-
-
-def anticipate_vowels(segments: Sequence[VisemeSegment], anticipation_s: float) -> list[VisemeSegment]:
-    """Start a vowel shape early over a preceding rest or tongue consonant (never a lip shape)."""
-    out = list(segments)
-    for i in range(1, len(out)):
-        seg, prev = out[i], out[i - 1]
-        if seg.viseme not in VOWEL_VISEMES or prev.viseme in LIP_VISEMES | VOWEL_VISEMES:
-            continue
-        # Up to half of the preceding shape, so it stays visible.
-        shift = min(anticipation_s, 0.5 * (prev.end_s - prev.start_s))
-        if shift <= 0:
-            continue
-        out[i - 1] = VisemeSegment(prev.viseme, prev.start_s, prev.end_s - shift)
-        out[i] = VisemeSegment(seg.viseme, seg.start_s - shift, seg.end_s)
     return out
 
 
+def _length(segment: VisemeSegment) -> float:
+    return segment.end_s - segment.start_s
+
+
 def viseme_track(phones: Sequence[Phone], config: VisemeConfig) -> list[VisemeSegment]:
+    """The final shapes: no shape shorter than min_shape_s and every lip closure kept.
+
+    Vowels are not moved earlier here, as Rhubarb does for its discrete mouths: the blendshape
+    transitions (blendshapes.py) start each shape ahead of its sound, within anticipation_s. Moving
+    them here as well lost 7 points of frame agreement with hand-labelled speech (bench/lipsync.py).
+    """
     segments = phones_to_segments(phones)
     segments = hold_short_pauses(segments, config.hold_pause_s)
-    segments = enforce_min_duration(segments, config.min_shape_s)
-    return anticipate_vowels(segments, config.anticipation_s)
+    return enforce_min_duration(segments, config.min_shape_s)

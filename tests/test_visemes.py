@@ -5,7 +5,7 @@ from talker_cli.artifacts import Phone, VisemeSegment
 from talker_cli.blendshapes import INDEX, NAMES, blendshape_track, blink_times, mouth_weights
 from talker_cli.config import RenderConfig, VisemeConfig
 from talker_cli.visemes import (
-    VISEMES, anticipate_vowels, enforce_min_duration, hold_short_pauses, phones_to_segments, viseme_track,
+    VISEMES, enforce_min_duration, hold_short_pauses, phones_to_segments, viseme_track,
 )
 
 
@@ -52,15 +52,6 @@ def test_short_shape_between_short_neighbours_is_absorbed():
     out = enforce_min_duration(segments, 0.07)
     assert all(s.end_s - s.start_s >= 0.07 - 1e-9 for s in out)
     assert out[0].start_s == 0 and out[-1].end_s == pytest.approx(0.13)
-
-
-def test_vowel_anticipated_over_rest_and_tongue_consonant_not_over_lip_consonant():
-    out = anticipate_vowels([seg("sil", 0, 1.0), seg("aa", 1.0, 1.3)], 0.2)
-    assert out[1].start_s == pytest.approx(0.8)
-    out = anticipate_vowels([seg("kk", 0, 0.1), seg("U", 0.1, 0.3)], 0.2)
-    assert out[1].start_s == pytest.approx(0.05)  # at most half the consonant
-    out = anticipate_vowels([seg("PP", 0, 0.1), seg("aa", 0.1, 0.3)], 0.2)
-    assert out[1].start_s == pytest.approx(0.1)  # the lips must close first
 
 
 def test_weights_rest_in_silence_and_move_in_speech():
