@@ -25,6 +25,7 @@ from .recording_alignment import AlignmentFailed, align_recording
 
 ALIGN_RATE = 16000
 _FRAME_S = 0.01  # pocketsphinx reports times in 10 ms frames
+_MIN_SPAN_S = 0.05  # a few frames: less audio than this holds no phone
 # Frame k's analysis window starts at k x 10 ms and is 25.6 ms long: a change between frames k-1 and k
 # lies between their windows' centres, 7.8 ms after k x 10 ms (on TIMIT the bias went -8.2 -> -0.2 ms).
 _BOUNDARY_OFFSET_S = 0.0078
@@ -162,8 +163,9 @@ class PocketsphinxAligner:
 
             phone_lm = str(Path(self.model_path).parent / "en-us-phone.lm.bin")
             self.recognizer = Decoder(allphone=phone_lm, lm=None, loglevel="FATAL", bestpath=False)
+        pcm = _pcm16(samples)
         try:
-            self._decode(self.recognizer, _pcm16(samples))
+            self._decode(self.recognizer, pcm)
         except RuntimeError as error:
             raise AlignmentFailed(str(error)) from None
         return [Phone(arpabet_label(s.word), _frame_time(s.start_frame, offset_s), _frame_time(s.end_frame + 1, offset_s))
@@ -182,6 +184,8 @@ class PocketsphinxAligner:
 
 
 def _pcm16(samples: np.ndarray) -> bytes:
+    if len(samples) < _MIN_SPAN_S * ALIGN_RATE:
+        raise AlignmentFailed(f"a span of {len(samples) / ALIGN_RATE:.3f} s is too short to align")
     return (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
 
 

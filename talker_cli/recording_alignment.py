@@ -24,6 +24,7 @@ from .errors import InputError
 from .phonemes import merge_adjacent
 
 MAX_SPAN_S = 20.0  # the longest stretch aligned at once
+MIN_SPLIT_S = 0.1  # a failed span is not cut into pieces shorter than this
 _VOWELS = {"AA", "AE", "AH", "AO", "AW", "AY", "EH", "ER", "EY", "IH", "IY", "OW", "OY", "UH", "UW"}
 
 
@@ -118,6 +119,9 @@ class _Chain:
         clamp = lambda t: min(max(t, span.start_s), span.end_s)  # noqa: E731
         self.phones += [Phone(p.label, clamp(p.start_s), clamp(p.end_s)) for p in phones]
         self.words += [Word(w.text, clamp(w.start_s), clamp(w.end_s)) for w in words]
+        if self.served and self.served[-1].source == source:  # one record for a run of one path
+            span = Span(self.served[-1].start_s, span.end_s, ())
+            self.served.pop()
         self.served.append(AlignedSpan(round(span.start_s, 3), round(span.end_s, 3), source))
 
     def serve(self, span: Span) -> None:
@@ -127,10 +131,10 @@ class _Chain:
                                                   [w.text for w in span.words], span.start_s)
                 return self.keep(span, "forced", phones, words)
             except AlignmentFailed:
-                if len(span.words) > 1 and timed(span):
-                    first, second = bisect(span)
-                    self.serve(first)
-                    return self.serve(second)
+                halves = bisect(span) if len(span.words) > 1 and timed(span) else ()
+                if halves and min(h.duration_s for h in halves) >= MIN_SPLIT_S:
+                    self.serve(halves[0])
+                    return self.serve(halves[1])
         heard = self.recognize(span)
         if any(p.label != "SIL" for p in heard):
             return self.keep(span, "recognized", heard, span.words)

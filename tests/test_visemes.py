@@ -89,3 +89,42 @@ def test_track_has_arkit_names_one_row_per_frame_and_blinks():
     assert track.frame_count == 180
     assert track.weights.min() >= 0 and track.weights.max() <= 1
     assert track.weights[:, INDEX["eyeBlinkLeft"]].max() > 0.9
+
+
+# Phones as Piper speaks them: short consonants between vowels (0.035-0.05 s), one P at 0.03 s
+# squeezed between short neighbours, as in "a big top map".
+PIPER_LIKE = [Phone("SIL", 0, 0.4), Phone("AH", 0.4, 0.46), Phone("B", 0.46, 0.5), Phone("IH", 0.5, 0.56),
+              Phone("G", 0.56, 0.6), Phone("T", 0.6, 0.64), Phone("AA", 0.64, 0.75), Phone("P", 0.75, 0.78),
+              Phone("M", 0.78, 0.81), Phone("AE", 0.81, 0.9), Phone("D", 0.9, 0.935), Phone("K", 0.935, 0.97),
+              Phone("P", 0.97, 1.0), Phone("S", 1.0, 1.04), Phone("SIL", 1.04, 2.0)]
+
+
+def test_no_shape_in_the_final_track_is_shorter_than_the_minimum():
+    config = VisemeConfig()
+    segments = viseme_track(PIPER_LIKE, config)
+    assert all(s.end_s - s.start_s >= config.min_shape_s - 1e-9 for s in segments)
+    assert segments[0].start_s == 0 and segments[-1].end_s == 2.0  # nothing lost at the ends
+    assert all(a.end_s == pytest.approx(b.start_s) for a, b in zip(segments, segments[1:]))
+
+
+@pytest.mark.parametrize("fps, frames", [(25, 1), (30, 1), (50, 2), (60, 2)])
+def test_every_closure_shows_a_closed_mouth_in_the_final_track(fps, frames):
+    config = VisemeConfig()
+    track = blendshape_track(viseme_track(PIPER_LIKE, config), 2.0, config, RenderConfig(fps=fps, blink_interval_s=0))
+    closed = track.weights[:, INDEX["mouthClose"]] >= 0.9
+    for phone in PIPER_LIKE:
+        if phone.label in ("P", "B", "M"):
+            near = range(int((phone.start_s - 0.04) * fps), int(np.ceil((phone.end_s + 0.04) * fps)))
+            assert sum(closed[k] for k in near) >= frames, (phone, fps)
+
+
+@pytest.mark.parametrize("fps", [25, 60])
+def test_the_mouth_rests_before_the_anticipation_window_and_one_frame_after_the_last_sound(fps):
+    config = VisemeConfig()
+    phones = [Phone("SIL", 0, 0.8), Phone("AA", 0.8, 1.2), Phone("SIL", 1.2, 3.0)]
+    track = blendshape_track(viseme_track(phones, config), 3.0, config, RenderConfig(fps=fps, blink_interval_s=0))
+    mouth = track.weights[:, [INDEX[n] for n in NAMES if n.startswith(("jaw", "mouth"))]].max(axis=1)
+    centres = (np.arange(track.frame_count) + 0.5) / fps
+    assert mouth[centres < 0.8 - config.anticipation_s].max() == 0
+    assert mouth[centres > 1.2 + 1 / fps].max() == 0
+    assert mouth[(centres > 0.85) & (centres < 1.15)].min() > 0.5  # and speaks in between

@@ -1,0 +1,191 @@
+"""The recording alignment chain: spans, fallbacks, real speech that broke the old aligner, flat memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from talker_cli.alignment import PocketsphinxAligner
+from talker_cli.artifacts import Phone, Speech, Word
+from talker_cli.audio_io import decode_audio
+from talker_cli.errors import InputError
+from talker_cli.recording_alignment import MAX_SPAN_S, AlignmentFailed, align_recording, plan_spans
+
+from .conftest import ROOT
+
+# Real speech lives beside the checkout and may not be copied into it (the TIMIT sample's terms).
+SPEECH = Path(os.environ.get("TALKER_SPEECH_DIR", ROOT.parent / "shared" / "speech"))
+TIMIT = SPEECH / "timit-dev"
+needs_speech = pytest.mark.skipif(not TIMIT.is_dir(), reason=f"real speech not found at {SPEECH} (TALKER_SPEECH_DIR)")
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def words_every(n: int, step_s: float, gap_every: int = 7) -> tuple[Word, ...]:
+    """n words, with a 0.4 s pause after every gap_every-th."""
+    words, t = [], 0.3
+    for i in range(n):
+        words.append(Word(f"w{i}", t, t + step_s))
+        t += step_s + (0.4 if i % gap_every == gap_every - 1 else 0.0)
+    return tuple(words)
+
+
+def test_spans_cover_the_recording_are_short_and_cut_between_words():
+    words = words_every(400, 0.3)
+    duration = words[-1].end_s + 0.5
+    spans = plan_spans(words, duration)
+    assert spans[0].start_s == 0 and spans[-1].end_s == duration
+    assert all(a.end_s == b.start_s for a, b in zip(spans, spans[1:]))
+    assert len(spans) >= duration / MAX_SPAN_S and all(s.duration_s <= min(MAX_SPAN_S, 30) for s in spans)
+    assert sum(len(s.words) for s in spans) == len(words)
+    for span in spans:  # no word straddles a cut, and cuts fall in the pauses
+        assert all(span.start_s <= w.start_s and w.end_s <= span.end_s for w in span.words)
+    pauses = [(a.end_s, b.start_s) for a, b in zip(words, words[1:]) if b.start_s - a.end_s > 0.3]
+    assert all(any(a <= s.end_s <= b for a, b in pauses) for s in spans[:-1])
+
+
+class ScriptedEngine:
+    """Answers like the acoustic engine, failing where the test says: the chain's decisions are under test."""
+
+    def __init__(self, unalignable=(), unheard=()):
+        self.unalignable, self.unheard = set(unalignable), set(unheard)
+        self.forced, self.heard = [], []
+
+    def dictionary_words(self, text):
+        return text.lower().split()
+
+    def pronounce(self, word):
+        return ["M", "AA"]
+
+    def force(self, samples, words, offset_s):
+        self.forced.append(list(words))
+        if self.unalignable & set(words):
+            raise AlignmentFailed("no path")
+        step = len(samples) / 16000 / len(words)
+        phones = [Phone("AA", offset_s + i * step, offset_s + (i + 1) * step) for i in range(len(words))]
+        return phones, [Word(w, p.start_s, p.end_s) for w, p in zip(words, phones)]
+
+    def recognize(self, samples, offset_s):
+        self.heard.append(offset_s)
+        if any(abs(offset_s - t) < 0.3 for t in self.unheard):
+            return [Phone("SIL", offset_s, offset_s + len(samples) / 16000)]
+        return [Phone("B", offset_s, offset_s + 0.05), Phone("IY", offset_s + 0.05, offset_s + 0.1)]
+
+
+def recording(duration_s: float) -> Speech:
+    return Speech(np.zeros(int(duration_s * 16000), np.float32), 16000, "recording")
+
+
+def test_a_failing_span_is_split_then_recognized_then_anchored():
+    anchors = (Word("one", 0.2, 0.5), Word("two", 0.5, 0.8), Word("mumble", 1.4, 1.8), Word("four", 1.8, 2.1))
+    engine = ScriptedEngine(unalignable={"mumble"})
+    track = align_recording(recording(2.5), "one two mumble four", anchors, engine)
+    assert engine.forced[0] == ["one", "two", "mumble", "four"]  # the whole span first
+    assert [s.source for s in track.spans] == ["forced", "recognized", "forced"]
+    assert track.spans[0].start_s == 0 and track.spans[-1].end_s == 2.5
+    assert {w.text for w in track.words} == {"one", "two", "mumble", "four"}
+    # nothing heard in the failing word either: its pronunciation over the ASR's timing of it
+    engine = ScriptedEngine(unalignable={"mumble"}, unheard=engine.heard)
+    track = align_recording(recording(2.5), "one two mumble four", anchors, engine)
+    assert [s.source for s in track.spans] == ["forced", "anchored", "forced"]
+    spread = [p for p in track.phones if track.spans[1].start_s <= p.start_s < track.spans[1].end_s and p.label != "SIL"]
+    assert [p.label for p in spread] == ["M", "AA"] and spread[0].start_s == 1.4 and spread[-1].end_s == 1.8
+
+
+def test_no_speech_anywhere_is_an_input_error():
+    engine = ScriptedEngine(unheard=[0.0])
+    with pytest.raises(InputError, match="no speech was found"):
+        align_recording(recording(1.0), "", (), engine)
+
+
+@pytest.fixture(scope="module")
+def aligner():
+    engine = PocketsphinxAligner()
+    engine.load()
+    yield engine
+    engine.unload()
+
+
+def timit(name: str) -> tuple[Speech, str, list[Phone]]:
+    from lipsync import read_timit_phones
+
+    path = TIMIT / name
+    speech = Speech(decode_audio(path.with_suffix(".wav"), 16000), 16000, "recording")
+    return speech, path.with_suffix(".txt").read_text().split(None, 2)[2].strip(), read_timit_phones(path.with_suffix(".phn"))
+
+
+@needs_speech
+@pytest.mark.parametrize("name", ["dr3-madc0_sa2", "dr7-fblv0_sx338", "dr8-mbcg0_si486"])
+def test_utterances_that_broke_the_phone_level_pass_align(aligner, name):
+    from lipsync import boundary_errors
+
+    speech, text, truth = timit(name)
+    track = aligner.align(speech, text)
+    assert [s.source for s in track.spans] == ["forced"]
+    assert len(track.words) == len(text.split())
+    errors, missed = boundary_errors(truth, list(track.phones))
+    assert np.mean(np.abs(errors) <= 0.025) >= 0.7 and missed <= 0.15 * len(truth)
+
+
+@needs_speech
+def test_a_span_whose_words_cannot_fit_its_audio_falls_back_and_the_rest_is_forced(aligner):
+    speech, text, truth = timit("dr1-fvmh0_sa2")  # "Don't ask me to carry an oily rag like that."
+    words = [w.text for w in (Word(t, 0, 0) for t in text.split())]
+    spoken = [p for p in truth if p.label != "SIL"]
+    step = (spoken[-1].end_s - spoken[0].start_s) / len(words)
+    anchors = [Word(w, spoken[0].start_s + i * step, spoken[0].start_s + (i + 1) * step) for i, w in enumerate(words)]
+    # the ASR heard thirty words in a quarter of a second: no path fits them (a word-level failure)
+    crammed = [Word("international", anchors[4].start_s, anchors[4].start_s + 0.25)] * 30
+    track = aligner.align(speech, text, tuple(anchors[:4] + crammed + anchors[4:]))
+    sources = [s.source for s in track.spans]
+    assert sources[0] == "forced" and sources[-1] == "forced" and "recognized" in sources
+    assert track.phones[-1].end_s <= speech.duration_s + 0.02
+    assert sum(p.label != "SIL" for p in track.phones) >= 20
+
+
+PEAK_RSS = """
+import json, resource, sys
+import numpy as np
+from talker_cli.alignment import PocketsphinxAligner
+from talker_cli.artifacts import Speech, Word
+from talker_cli.audio_io import decode_audio
+samples = decode_audio(__import__("pathlib").Path(sys.argv[1]), 16000)
+words = [Word(w, float(a), float(b)) for w, a, b in json.loads(sys.argv[2])]
+times = int(sys.argv[3])
+length = len(samples) / 16000
+speech = Speech(np.tile(samples, times), 16000, "recording")
+anchors = tuple(Word(w.text, w.start_s + k * length, w.end_s + k * length) for k in range(times) for w in words)
+aligner = PocketsphinxAligner()
+aligner.load()
+track = aligner.align(speech, " ".join(w.text for w in anchors), anchors)
+print(json.dumps({"rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "spans": len(track.spans), "sources": sorted({s.source for s in track.spans}),
+                  "end_s": track.phones[-1].end_s, "duration_s": speech.duration_s}))
+"""
+
+
+@pytest.mark.slow
+@needs_speech
+def test_memory_stays_flat_with_the_length_of_a_recording():
+    jfk = SPEECH / "jfk.flac"
+    said = ("and so my fellow americans ask not what your country can do for you "
+            "ask what you can do for your country").split()
+    samples = decode_audio(jfk, 16000)
+    # anchors as an ASR gives them: the words spread over the speech, the whole recording repeated
+    step = (len(samples) / 16000 - 0.6) / len(said)
+    words = json.dumps([[w, 0.3 + i * step, 0.3 + (i + 1) * step] for i, w in enumerate(said)])
+
+    def peak(times):
+        out = subprocess.run([sys.executable, "-c", PEAK_RSS, str(jfk), words, str(times)],
+                             capture_output=True, text=True, check=True, cwd=ROOT).stdout
+        return json.loads(out)
+
+    short, long = peak(2), peak(24)  # 22 s and 4.4 min
+    assert long["duration_s"] > 10 * short["duration_s"]
+    assert long["end_s"] == pytest.approx(long["duration_s"], abs=0.05)
+    assert long["rss_mib"] < short["rss_mib"] + 60  # not 12 times the alignment's memory
