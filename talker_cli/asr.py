@@ -14,7 +14,7 @@ import numpy as np
 
 from .artifacts import Speech, Transcript, Word
 from .config import AsrConfig
-from .errors import InputError, ModelMissingError, UsageError
+from .errors import ModelMissingError, UsageError
 
 ASR_RATE = 16000
 
@@ -27,7 +27,7 @@ class AsrBackend(Protocol):
 
     def load(self) -> None: ...
 
-    def transcribe(self, speech: Speech) -> Transcript: ...
+    def transcribe(self, speech: Speech) -> Transcript: ...  # empty when no word was recognized
 
     def unload(self) -> None: ...
 
@@ -79,8 +79,6 @@ class FasterWhisperAsr:
             for word in segment.words or []:
                 words.append(Word(word.word.strip(), float(word.start), float(word.end)))
         text = " ".join(t for t in texts if t)
-        if not text:
-            raise InputError("no speech was recognized in the recording; pass a recording of clear speech")
         return Transcript(text=text, words=tuple(words), language=info.language)
 
     def unload(self) -> None:
@@ -162,8 +160,6 @@ class OpenAiWhisperAsr:
         words = [Word(w["word"].strip(), float(w["start"]), float(w["end"]))
                  for segment in result["segments"] for w in segment.get("words", [])]
         text = result["text"].strip()
-        if not text:
-            raise InputError("no speech was recognized in the recording; pass a recording of clear speech")
         return Transcript(text=text, words=tuple(words), language=result.get("language") or self.config.language)
 
     def unload(self) -> None:

@@ -158,7 +158,7 @@ def align_recording(speech: Speech, text: str, anchors: tuple[Word, ...], engine
     chain = _Chain(engine, speech)
     for span in plan_spans(words, speech.duration_s):
         chain.serve(span)
-    if not any(p.label != "SIL" for p in chain.phones):
-        raise InputError("no speech was found in the recording; pass a recording of speech")
+    if not any(p.label in _VOWELS for p in chain.phones):  # speech has vowels; a tone or a click does not
+        raise InputError("no speech was found in the recording (no vowel was heard); pass a recording of speech")
     phones = sorted(chain.phones, key=lambda p: p.start_s)
     return PhoneTrack(tuple(merge_adjacent(phones)), tuple(chain.words), "pocketsphinx", tuple(chain.served))

@@ -234,6 +234,17 @@ class InputStage(Stage):
         return {"audio_s": round(duration, 3)}
 
 
+def transcript_script(transcript, job: Job) -> Script:
+    """What the face says of a recording. No recognized word is no error: the alignment then times
+    the phones it hears (and refuses a recording with none); a reply needs words to answer."""
+    if not transcript.text.strip() and not job.reply:
+        return Script(text="", origin="transcript")
+    if not transcript.text.strip():
+        raise InputError("no words were recognized in the recording, so there is nothing to reply to; "
+                         "pass a recording of clear speech")
+    return Script(check_script(transcript.text, job.config.input.max_chars, "transcript"), "transcript")
+
+
 class AsrStage(Stage):
     name = "asr"
 
@@ -250,8 +261,7 @@ class AsrStage(Stage):
     def run(self, job: Job) -> dict[str, Any]:
         transcript = self.engine.transcribe(job.artifacts["speech"])
         job.artifacts["transcript"] = transcript
-        text = check_script(transcript.text, job.config.input.max_chars, "transcript")
-        job.artifacts["script"] = Script(text=text, origin="transcript")
+        job.artifacts["script"] = transcript_script(transcript, job)
         return {"words": len(transcript.words), "language": transcript.language}
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
@@ -268,7 +278,7 @@ class AsrStage(Stage):
         data = json.loads((folder / "transcript.json").read_text())
         transcript = Transcript(data["text"], tuple(Word(*w) for w in data["words"]), data["language"])
         job.artifacts["transcript"] = transcript
-        job.artifacts["script"] = Script(check_script(transcript.text, job.config.input.max_chars, "transcript"), "transcript")
+        job.artifacts["script"] = transcript_script(transcript, job)
 
     def unload(self) -> None:
         self.engine = None

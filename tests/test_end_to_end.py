@@ -132,3 +132,36 @@ def test_a_rerun_reuses_the_speech_and_force_makes_it_again(text_render, face_ph
     assert again["video"] == first["video"]
     forced = json.loads(runner.invoke(app, args + ["-o", str(tmp_path / "forced.mp4"), "--force"]).stdout)
     assert "cached" not in {s["name"]: s for s in forced["stages"]}["tts"]["details"]
+
+
+def test_audio_with_reply_answers_what_was_said_in_a_synthesized_voice(tmp_path, face_photo, speech_wav, speech_text):
+    out = tmp_path / "answer.mp4"
+    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--audio", str(speech_wav), "--reply",
+                                 "-o", str(out), "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    manifest = json.loads(result.stdout)
+    stages = {s["name"]: s for s in manifest["stages"]}
+    assert stages["asr"]["ran"] and stages["llm"]["ran"] and stages["tts"]["ran"]
+    assert "morning" in manifest["prompt"].lower()  # the prompt is what the recording said
+    assert manifest["spoken_text_origin"] == "reply" and manifest["spoken_text"] != manifest["prompt"]
+    # the face says the reply in the TTS voice, timed by it: the recording is not the soundtrack
+    assert stages["alignment"]["backend"] == "native"
+    audio = next(s for s in ffprobe(out)["streams"] if s["codec_type"] == "audio")
+    assert abs(float(audio["duration"]) - manifest["video"]["duration_s"]) < 0.1
+    assert abs(float(audio["duration"]) - stages["tts"]["details"]["speech_s"]) < 0.1
+    words = set(manifest["spoken_text"].lower().split()[:3])
+    assert words & set((tmp_path / "answer.srt").read_text().lower().split())
+
+
+def test_a_recording_without_speech_is_refused_and_leaves_nothing(tmp_path, face_photo):
+    noise = tmp_path / "noise.wav"
+    samples = (0.1 * np.random.default_rng(0).standard_normal(48000)).astype(np.float32)
+    from talker_cli.audio_io import write_wav
+
+    write_wav(noise, samples, 16000)
+    out = tmp_path / "out" / "noise.mp4"
+    out.parent.mkdir()
+    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--audio", str(noise), "-o", str(out), "-q"])
+    assert result.exit_code == 3
+    assert "no speech was found in the recording" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert list(out.parent.iterdir()) == []

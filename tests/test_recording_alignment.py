@@ -77,6 +77,15 @@ class ScriptedEngine:
         return [Phone("B", offset_s, offset_s + 0.05), Phone("IY", offset_s + 0.05, offset_s + 0.1)]
 
 
+def test_no_vowel_heard_is_no_speech():
+    class Clicks(ScriptedEngine):
+        def recognize(self, samples, offset_s):
+            return [Phone("SIL", offset_s, offset_s + 0.5), Phone("P", offset_s + 0.5, offset_s + 0.6)]
+
+    with pytest.raises(InputError, match="no speech was found"):
+        align_recording(recording(1.0), "", (), Clicks())
+
+
 def recording(duration_s: float) -> Speech:
     return Speech(np.zeros(int(duration_s * 16000), np.float32), 16000, "recording")
 
