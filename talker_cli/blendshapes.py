@@ -67,10 +67,11 @@ def _zero_phase_smooth(signal: np.ndarray, tau_s: float, rate_hz: float) -> np.n
         return signal
     from scipy.signal import lfilter
 
-    a = float(np.exp(-1.0 / (tau_s * rate_hz)))
+    a = signal.dtype.type(np.exp(-1.0 / (tau_s * rate_hz)))
+    b, a_poly = np.array([1 - a], signal.dtype), np.array([1, -a], signal.dtype)  # the signal's precision
     # Start each pass in its steady state so the edges do not dip.
-    forward = lfilter([1 - a], [1, -a], signal, axis=0, zi=a * signal[:1])[0]
-    backward = lfilter([1 - a], [1, -a], forward[::-1], axis=0, zi=a * forward[-1:])[0]
+    forward = lfilter(b, a_poly, signal, axis=0, zi=a * signal[:1])[0]
+    backward = lfilter(b, a_poly, forward[::-1], axis=0, zi=a * forward[-1:])[0]
     return backward[::-1]
 
 
@@ -81,9 +82,9 @@ def speech_envelope(segments: Sequence[VisemeSegment], n_fine: int, lead_s: floa
     t = np.arange(n_fine) / _SIGNAL_HZ
     spoken = [s for s in segments if s.viseme != "sil"]
     if not spoken:
-        return np.zeros(n_fine)
+        return np.zeros(n_fine, dtype=np.float32)
     first, last = spoken[0].start_s, spoken[-1].end_s
-    envelope = np.clip(1.0 - (t - last) / release_s, 0.0, 1.0)
+    envelope = np.clip(1.0 - (t - last) / release_s, 0.0, 1.0).astype(np.float32)
     envelope[t < first - lead_s] = 0.0
     return envelope
 
@@ -92,7 +93,7 @@ def mouth_weights(segments: Sequence[VisemeSegment], duration_s: float, fps: int
                   config: VisemeConfig) -> np.ndarray:
     n_frames = frame_count(duration_s, fps)
     n_fine = int(np.ceil(n_frames / fps * _SIGNAL_HZ)) + 1
-    target = np.zeros((n_fine, len(NAMES)), dtype=np.float64)
+    target = np.zeros((n_fine, len(NAMES)), dtype=np.float32)  # an hour is 1.4 M rows: keep them small
     for seg in segments:
         a = int(round(seg.start_s * _SIGNAL_HZ))
         b = int(round(seg.end_s * _SIGNAL_HZ))

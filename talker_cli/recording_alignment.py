@@ -159,6 +159,8 @@ def align_recording(speech: Speech, text: str, anchors: tuple[Word, ...], engine
     for span in plan_spans(words, speech.duration_s):
         chain.serve(span)
     if not any(p.label in _VOWELS for p in chain.phones):  # speech has vowels; a tone or a click does not
-        raise InputError("no speech was found in the recording (no vowel was heard); pass a recording of speech")
+        if speech.origin == "recording":
+            raise InputError("no speech was found in the recording (no vowel was heard); pass a recording of speech")
+        raise InputError("no speech was found in the synthesized speech (no vowel was heard); check the TTS voice")
     phones = sorted(chain.phones, key=lambda p: p.start_s)
     return PhoneTrack(tuple(merge_adjacent(phones)), tuple(chain.words), "pocketsphinx", tuple(chain.served))

@@ -190,12 +190,13 @@ def test_a_character_voice_goes_to_pocketsphinx_which_refuses_speech_that_is_not
     speech = engine.synthesize("Hello there.")
     assert engine.speaker_id is None and speech.native_phones is None
     assert isinstance(make_aligner(AlignmentConfig(), speech), PocketsphinxAligner)
-    # Random weights babble: forced alignment finds no path and says so in one line (exit 3).
+    # Random weights babble: forced alignment finds no path, nothing like speech is heard in it
+    # either, and that is said in one line (exit 3).
     job = Job(photo=tmp_path / "p.png", output=tmp_path / "o.mp4", config=TalkerConfig(), text="Hello there.")
     job.artifacts.update(speech=speech, script=Script("Hello there.", "text"))
     stage = AlignmentStage()
     stage.load(job)
-    with pytest.raises(InputError, match="could not be aligned to its text"):
+    with pytest.raises(InputError, match="no speech was found in the synthesized speech"):
         stage.run(job)
 
 

@@ -198,3 +198,24 @@ def test_memory_stays_flat_with_the_length_of_a_recording():
     assert long["duration_s"] > 10 * short["duration_s"]
     assert long["end_s"] == pytest.approx(long["duration_s"], abs=0.05)
     assert long["rss_mib"] < short["rss_mib"] + 60  # not 12 times the alignment's memory
+
+
+def test_a_long_recording_is_transcribed_in_windows_cut_where_it_is_quiet():
+    from talker_cli.artifacts import Transcript
+    from talker_cli.asr import WINDOW_S, transcribe_in_windows
+
+    rate = 16000
+    loud = (0.3 * np.random.default_rng(0).standard_normal(int(700 * rate))).astype(np.float32)
+    for quiet_s in (285.0, 560.0):  # pauses inside each window's last half minute
+        loud[int(quiet_s * rate):int((quiet_s + 0.3) * rate)] = 0
+    windows = []
+
+    def window(samples):
+        windows.append(len(samples) / rate)
+        return Transcript("word", (Word("word", 1.0, 1.5),), "en")
+
+    transcript = transcribe_in_windows(Speech(loud, rate, "recording"), window)
+    assert len(windows) == 3 and max(windows) <= WINDOW_S
+    starts = [w.start_s for w in transcript.words]
+    assert starts[0] == 1.0 and 285 < starts[1] - 1.0 < 285.3 and 560 < starts[2] - 1.0 < 560.3
+    assert transcript.text == "word word word"
