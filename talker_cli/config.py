@@ -70,7 +70,7 @@ class AlignmentConfig:
 
 @dataclass(frozen=True)
 class VisemeConfig:
-    anticipation_s: float = 0.2  # how early a vowel shape may start forming
+    anticipation_s: float = 0.2  # how early the mouth may start moving before the first sound
     min_shape_s: float = 0.07  # shorter shapes merge into a neighbour
     hold_pause_s: float = 0.12  # pauses shorter than this keep the previous shape
     smoothing_s: float = 0.035  # time constant of the transitions between shapes
