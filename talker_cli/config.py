@@ -14,7 +14,15 @@ from typing import Any
 
 from .errors import UsageError
 
-PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
+
+
+def _preset_dir() -> Path:
+    """The presets that ship with talker: inside the installed package, or presets/ beside it in a checkout."""
+    packaged = Path(__file__).resolve().parent / "presets"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "presets"
+
+
+PRESET_DIR = _preset_dir()
 DEFAULT_PRESET = "cpu"
 
 

@@ -1,0 +1,39 @@
+"""The package as users install it: a built wheel, outside the checkout, still finds its presets and renders."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+
+from .conftest import ROOT, SAMPLES
+
+
+@pytest.mark.slow
+def test_a_built_wheel_lists_its_presets_and_renders_from_outside_the_checkout(tmp_path):
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                    "--disable-pip-version-check", "-w", str(wheels), str(ROOT)], check=True, capture_output=True)
+    (wheel,) = wheels.glob("talker-*.whl")
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--disable-pip-version-check",
+                    "--target", str(site), str(wheel)], check=True, capture_output=True)
+    # The wheel's talker first; its dependencies from the test environment (whose own .pth files,
+    # the checkout's editable install among them, are not read from a PYTHONPATH entry).
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), sysconfig.get_paths()["purelib"]]))
+    run = lambda *args: subprocess.run([sys.executable, "-m", "talker_cli", *args], cwd=tmp_path, env=env,  # noqa: E731
+                                       capture_output=True, text=True)
+    where = subprocess.run([sys.executable, "-c", "import talker_cli; print(talker_cli.__file__)"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
+    assert where.startswith(str(site))
+    listed = run("presets")
+    assert listed.returncode == 0, listed.stderr
+    assert {"cpu", "gpu-12gb", "gpu-24gb"} <= set(listed.stdout.split())
+    out = tmp_path / "hi.mp4"
+    rendered = run("render", "--photo", str(SAMPLES / "face.png"), "--text", "Hi.", "-o", str(out), "--json", "-q")
+    assert rendered.returncode == 0, rendered.stderr
+    assert json.loads(rendered.stdout)["config"]["render"]["fps"] == 25 and out.stat().st_size > 0
