@@ -104,6 +104,7 @@ class PreflightStage(Stage):
 
         size = job_size(job)
         locate_models(job.config, stages_that_run(size))
+        check_text_language(job)
         wanted = [s for s, d in stage_devices(job.config).items() if uses_gpu(d) and s in stages_that_run(size)]
         if not wanted:
             job.vram = {"gpu": "not used"}
@@ -140,6 +141,16 @@ class PreflightStage(Stage):
             reservation = Reservation(device, size, jobs[0].config.gpu.mem_ratio, torch=self.torch_module)
             reservation.make()
             shared[device] = reservation
+
+
+def check_text_language(job: Job) -> None:
+    """A text the job's voice cannot read is refused before any stage (a reply is checked when spoken)."""
+    from .tts import make_tts
+
+    if job.text is not None and not job.reply:
+        engine = make_tts(job.config.tts)
+        if hasattr(engine, "check_language"):
+            engine.check_language(job.text)
 
 
 def job_size(job: Job):
@@ -343,6 +354,8 @@ class TtsStage(Stage):
         self.engine.load()
 
     def run(self, job: Job) -> dict[str, Any]:
+        if hasattr(self.engine, "check_language"):  # a reply or a transcript is known only now
+            self.engine.check_language(job.artifacts["script"].text)
         speech = self.engine.synthesize(job.artifacts["script"].text)
         job.artifacts["speech"] = speech
         return {"speech_s": round(speech.duration_s, 3), "sample_rate": speech.sample_rate}

@@ -58,6 +58,16 @@ class PiperTts:
                 f"Piper voice not found at {model} (needs {model.name}.json beside it); pass --tts-model VOICE.onnx"
             )
 
+    def check_language(self, text: str) -> None:
+        """The voice's language (from its .onnx.json) can be written in the text's script."""
+        import json
+
+        from .language import check_voice_speaks
+
+        config = json.loads(Path(f"{self.model_path}.json").read_text(encoding="utf-8"))
+        language = (config.get("language") or {}).get("code") or (config.get("espeak") or {}).get("voice") or "en"
+        check_voice_speaks(text, language, Path(self.model_path).stem)
+
     def load(self) -> None:
         self.locate()
         model = Path(self.model_path)
