@@ -24,11 +24,14 @@ from .phonemes import arpabet_label, ipa_durations_to_phones
 from .recording_alignment import AlignmentFailed, align_recording
 
 ALIGN_RATE = 16000
-_FRAME_S = 0.01  # pocketsphinx reports times in 10 ms frames
+# Forced alignment analyses a frame every 5 ms (pocketsphinx's default is 10 ms; its models' 3-state
+# phones then last at least 15 ms instead of 30): on TIMIT, boundaries within 25 ms 0.764 -> 0.796 and
+# viseme frame agreement 0.739 -> 0.758 (bench/lipsync.py). Phone recognition keeps 10 ms frames, for
+# which its phone language model was made.
+ALIGN_FRAME_RATE = 200
+RECOGNIZE_FRAME_RATE = 100
+_WINDOW_S = 0.025625  # pocketsphinx's analysis window (410 samples at 16 kHz)
 _MIN_SPAN_S = 0.05  # a few frames: less audio than this holds no phone
-# Frame k's analysis window starts at k x 10 ms and is 25.6 ms long: a change between frames k-1 and k
-# lies between their windows' centres, 7.8 ms after k x 10 ms (on TIMIT the bias went -8.2 -> -0.2 ms).
-_BOUNDARY_OFFSET_S = 0.0078
 
 
 class Aligner(Protocol):
@@ -98,7 +101,7 @@ class PocketsphinxAligner:
         # bestpath=False: the lattice best-path search after the word-level pass fails on about one
         # real utterance in eight ("Failed to stop utterance processing"); the Viterbi path it keeps
         # instead aligns as well.
-        self.decoder = Decoder(lm=None, loglevel="FATAL", bestpath=False)
+        self.decoder = Decoder(lm=None, loglevel="FATAL", bestpath=False, frate=ALIGN_FRAME_RATE)
 
     def pronounce(self, word: str) -> list[str]:
         """ARPAbet of a word: the dictionary's, else espeak-ng's rules; [] when neither knows it."""
@@ -149,11 +152,13 @@ class PocketsphinxAligner:
         phones, spans = [], []
         for word in alignment:
             if not word.name.startswith(("<", "[")):
-                start, end = _frame_time(word.start, offset_s), _frame_time(word.start + word.duration, offset_s)
+                start = _frame_time(word.start, offset_s, ALIGN_FRAME_RATE)
+                end = _frame_time(word.start + word.duration, offset_s, ALIGN_FRAME_RATE)
                 spans.append(Word(re.sub(r"\(\d+\)$", "", word.name), start, end))
             for phone in word:
-                a = _frame_time(phone.start, offset_s)
-                phones.append(Phone(arpabet_label(phone.name), a, _frame_time(phone.start + phone.duration, offset_s)))
+                a = _frame_time(phone.start, offset_s, ALIGN_FRAME_RATE)
+                b = _frame_time(phone.start + phone.duration, offset_s, ALIGN_FRAME_RATE)
+                phones.append(Phone(arpabet_label(phone.name), a, b))
         return phones, spans
 
     def recognize(self, samples: np.ndarray, offset_s: float) -> list[Phone]:
@@ -162,13 +167,15 @@ class PocketsphinxAligner:
             from pocketsphinx import Decoder
 
             phone_lm = str(Path(self.model_path).parent / "en-us-phone.lm.bin")
-            self.recognizer = Decoder(allphone=phone_lm, lm=None, loglevel="FATAL", bestpath=False)
+            self.recognizer = Decoder(allphone=phone_lm, lm=None, loglevel="FATAL", bestpath=False,
+                                      frate=RECOGNIZE_FRAME_RATE)
         pcm = _pcm16(samples)
         try:
             self._decode(self.recognizer, pcm)
         except RuntimeError as error:
             raise AlignmentFailed(str(error)) from None
-        return [Phone(arpabet_label(s.word), _frame_time(s.start_frame, offset_s), _frame_time(s.end_frame + 1, offset_s))
+        rate = RECOGNIZE_FRAME_RATE
+        return [Phone(arpabet_label(s.word), _frame_time(s.start_frame, offset_s, rate), _frame_time(s.end_frame + 1, offset_s, rate))
                 for s in self.recognizer.seg()]
 
     @staticmethod
@@ -189,9 +196,12 @@ def _pcm16(samples: np.ndarray) -> bytes:
     return (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
 
 
-def _frame_time(frame: int, offset_s: float) -> float:
-    """A pocketsphinx frame index (a phone's first frame) -> the time of the change it marks."""
-    return offset_s + frame * _FRAME_S + _BOUNDARY_OFFSET_S
+def _frame_time(frame: int, offset_s: float, frame_rate: int) -> float:
+    """A phone's first frame -> the time of the change it marks. Frame k's window starts at k hops and
+    is _WINDOW_S long: a change between frames k-1 and k lies between their windows' centres,
+    _WINDOW_S / 2 - hop / 2 after k hops (on TIMIT, the bias of the boundaries went -8.2 -> -0.4 ms)."""
+    hop = 1.0 / frame_rate
+    return offset_s + frame * hop + (_WINDOW_S - hop) / 2
 
 
 def make_aligner(config: AlignmentConfig, speech: Speech) -> Aligner:
