@@ -16,14 +16,12 @@ from typing import Any
 
 from .batch_file import JobSpec
 from .config import TalkerConfig, load_config
-from .errors import TalkerError
+from .errors import ExitCode, TalkerError
 from .photo import file_sha256
 from .stages import read_text_file, text_sha256
 
 log = logging.getLogger("talker")
 CHUNK = 16  # jobs held in memory together between stages
-EXIT_SOME_FAILED = 10
-EXIT_ALL_FAILED = 11
 
 
 def expected_hashes(spec: JobSpec, text: str | None) -> dict[str, str]:
@@ -57,6 +55,25 @@ def _read_text(spec: JobSpec) -> str | None:
     if spec.text_file is not None:
         return read_text_file(spec.text_file)
     return spec.text
+
+
+SUMMARY_NAME = "batch.json"
+
+
+def check_batch_paths(specs: list[JobSpec], jobs_file: Path, out_dir: Path, default_preset: str,
+                      metrics_file: Path | None) -> None:
+    """Every file the batch writes (each job's four, the summary, the metrics) is its own and none is an
+    input of any job, the batch file or a preset: checked before any work."""
+    from .config import preset_path
+    from .outputs import check_paths, output_files
+
+    outputs = [(f"the {kind} of line {spec.line}", path)
+               for spec in specs for kind, path in output_files(out_dir / spec.output).items()]
+    outputs += [("the batch summary", out_dir / SUMMARY_NAME)]
+    outputs += [("the metrics file", metrics_file)] if metrics_file is not None else []
+    inputs = [jobs_file] + [preset_path(name) for name in {s.preset or default_preset for s in specs}]
+    inputs += [path for s in specs for path in (s.photo, s.text_file, s.audio)]
+    check_paths(outputs, inputs)
 
 
 def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: bool = False,
@@ -104,14 +121,14 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
     summary = {"jobs": rows, "counts": counts, "seconds": round(time.perf_counter() - started, 3)}
     summary["exit_code"] = exit_code(counts)
     if summary_file:
-        write_summary(out_dir / "batch.json", summary)
+        write_summary(out_dir / SUMMARY_NAME, summary)
     return summary
 
 
 def exit_code(counts: dict[str, int]) -> int:
     if counts["failed"] == 0:
         return 0
-    return EXIT_ALL_FAILED if counts["ok"] + counts["skipped"] == 0 else EXIT_SOME_FAILED
+    return ExitCode.ALL_FAILED if counts["ok"] + counts["skipped"] == 0 else ExitCode.SOME_FAILED
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:

@@ -17,9 +17,7 @@ from typing import Optional
 
 import typer
 
-from .errors import (
-    EXIT_INTERRUPTED, EXIT_TERMINATED, InputError, NoGpuError, ResourceError, TalkerError, Terminated, UsageError,
-)
+from .errors import ExitCode, InputError, NoGpuError, ResourceError, TalkerError, Terminated, UsageError, os_error
 
 app = typer.Typer(
     add_completion=False,
@@ -47,7 +45,7 @@ def _on_sigterm(signum, frame):
 def _interrupted(error: KeyboardInterrupt) -> None:
     terminated = isinstance(error, Terminated)
     typer.echo(f"talker: {'terminated' if terminated else 'interrupted'}; unfinished outputs were removed", err=True)
-    raise typer.Exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
+    raise typer.Exit(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
 
 
 def _force_offline() -> None:
@@ -99,12 +97,25 @@ class Progress:
             self.status.stop()
 
 
+def _verbose() -> bool:
+    return _VERBOSE or os.environ.get("TALKER_LOG", "").lower() == "debug"
+
+
+_VERBOSE = False
+
+
+@app.callback()
+def _options(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug log lines, and the traceback of an error (for a bug report); also TALKER_LOG=debug.")) -> None:
+    global _VERBOSE
+    _VERBOSE = verbose
+
+
 def _setup_logging(quiet: bool) -> None:
-    """talker's own lines at INFO; the libraries' chatter only from WARNING up."""
+    """talker's own lines at INFO (DEBUG with --verbose); the libraries' chatter only from WARNING up."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("talker: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
-    log.setLevel(logging.WARNING if quiet else logging.INFO)
+    log.setLevel(logging.DEBUG if _verbose() else logging.WARNING if quiet else logging.INFO)
 
 
 @contextmanager
@@ -115,21 +126,33 @@ def _command(quiet: bool, progress: "Progress | None" = None):
     _setup_logging(quiet)
     try:
         yield
-    except TalkerError as error:
+    except typer.Exit:
+        raise
+    except BaseException as error:  # every way out but success: one line and its code
         if progress:
             progress.close()
+        if isinstance(error, KeyboardInterrupt):
+            _interrupted(error)
+        if not isinstance(error, Exception):
+            raise
         _fail(error)
-    except KeyboardInterrupt as error:
-        if progress:
-            progress.close()
-        _interrupted(error)
     if progress:
         progress.close()
 
 
-def _fail(error: TalkerError) -> None:
-    typer.echo(f"talker: error: {error}", err=True)
-    raise typer.Exit(error.exit_code)
+def _fail(error: Exception) -> None:
+    if _verbose():
+        import traceback
+
+        traceback.print_exception(error, file=sys.stderr)
+    if isinstance(error, OSError):
+        error = os_error(error)
+    if isinstance(error, TalkerError):
+        typer.echo(f"talker: error: {error}", err=True)
+        raise typer.Exit(error.exit_code)
+    message = " ".join(f"{type(error).__name__}: {error}".split())
+    typer.echo(f"talker: error: internal error ({message}); run with --verbose and report the traceback", err=True)
+    raise typer.Exit(ExitCode.INTERNAL)
 
 
 def _flag_overrides(**flags) -> dict:
@@ -187,6 +210,11 @@ def render(
         if mem_ratio is not None:
             overrides["gpu"] = {"mem_ratio": mem_ratio}
         config = load_config(preset, overrides)
+        from .config import preset_path
+        from .outputs import check_paths, output_files
+
+        check_paths([(f"the {kind}", path) for kind, path in output_files(output).items()],
+                    [photo, audio, text_file, preset_path(preset)])
         if text_file is not None:
             text = read_text_file(text_file)
         from .device_lock import device_locks
@@ -307,6 +335,9 @@ def batch(
         specs = read_batch(jobs_file, allow)
         for name in {s.preset or preset for s in specs}:
             load_config(name)  # an unknown preset fails the batch before any work
+        from .batch import check_batch_paths
+
+        check_batch_paths(specs, jobs_file, out_dir, preset, metrics_file)
         out_dir.mkdir(parents=True, exist_ok=True)
         if ray_address is not None:
             from .ray_runner import run_batch_on_ray
@@ -316,10 +347,10 @@ def batch(
         else:
             with device_locks(_gpu_devices({s.preset or preset for s in specs}), wait):
                 summary = run_batch(specs, out_dir, preset, force=force, on_stage=progress)
-    if metrics_file is not None:
-        from .metrics import write_metrics
+        if metrics_file is not None:
+            from .metrics import write_metrics
 
-        write_metrics(metrics_file, summary)
+            write_metrics(metrics_file, summary)
     if not quiet:
         typer.echo(summary_table(summary), err=True)
     if json_out:

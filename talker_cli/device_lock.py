@@ -12,11 +12,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import TalkerError
-
-
-class BusyError(TalkerError):
-    exit_code = 12
+from .errors import BusyError
 
 
 def lock_dir() -> Path:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from .errors import UsageError, os_error
 
 
 def _alive(pid: int) -> bool:
@@ -21,6 +22,45 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def output_files(video_path: Path) -> dict[str, Path]:
+    """Every file one job writes, beside its MP4."""
+    stem = video_path.with_suffix("")
+    return {
+        "video": video_path,
+        "manifest": Path(f"{stem}.json"),
+        "blendshapes": Path(f"{stem}.blendshapes.json"),
+        "subtitles": Path(f"{stem}.srt"),
+    }
+
+
+def _identities(path: Path) -> list[object]:
+    """What makes two paths one file: the resolved path (links followed) and, for a file that
+    exists, its device and inode (hard links)."""
+    keys: list[object] = [os.path.realpath(path)]
+    try:
+        info = os.stat(path)
+        keys.append((info.st_dev, info.st_ino))
+    except OSError:  # not there (yet)
+        pass
+    return keys
+
+
+def check_paths(outputs: Iterable[tuple[str, Path]], inputs: Iterable[Path | None]) -> None:
+    """No two outputs are one file and no output is, or resolves to, an input: checked before any work.
+    Outputs come named ('the manifest of line 3') so the message can say which two collide."""
+    written: dict[object, tuple[str, Path]] = {}
+    for name, out in outputs:
+        for key in _identities(out):
+            if key in written:
+                raise UsageError(f"{written[key][0]} and {name} would be the same file, {out}; choose other output names")
+            written[key] = (name, out)
+    for source in inputs:
+        for key in _identities(source) if source is not None else ():
+            if key in written:
+                name, out = written[key]
+                raise UsageError(f"{name}, {out}, would overwrite the input {source}; choose another output name")
+
+
 class OutputSet:
     def __init__(self, video_path: Path):
         folder = video_path.parent
@@ -30,16 +70,14 @@ class OutputSet:
             raise UsageError(f"output must end in .mp4: {video_path}")
         if video_path.is_dir():
             raise UsageError(f"output path is a folder: {video_path}")
-        stem = video_path.with_suffix("")
-        self.final = {
-            "video": video_path,
-            "manifest": Path(f"{stem}.json"),
-            "blendshapes": Path(f"{stem}.blendshapes.json"),
-            "subtitles": Path(f"{stem}.srt"),
-        }
+        self.final = output_files(video_path)
         tag = f".partial-{os.getpid()}"
         self.temporary = {key: path.with_name(f".{path.name}{tag}") for key, path in self.final.items()}
         self._remove_stale()
+        try:  # a folder that cannot take a file (read-only, no permission) is refused before any work
+            os.close(os.open(self.temporary["video"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644))
+        except OSError as error:
+            raise os_error(error) from None
 
     def _remove_stale(self) -> None:
         """Partial files of runs that were killed outright (SIGKILL, power cut) and are gone."""

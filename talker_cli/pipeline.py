@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .errors import ResourceError, StageError, TalkerError
+from .errors import ResourceError, StageError, TalkerError, os_error
 from .metering import StageMeter
 from .outputs import OutputSet
 from .stages import Job, Stage, render_stages
@@ -63,6 +63,8 @@ def _as_talker_error(stage: Stage, job: Job, error: BaseException) -> TalkerErro
         return error
     if isinstance(error, MemoryError):
         return ResourceError(f"stage {stage.name} ran out of memory")
+    if isinstance(error, OSError) and isinstance(os_error(error), ResourceError):
+        return os_error(error)  # the disk filled up
     if _is_gpu_oom(error):
         return ResourceError(_oom_message(stage, job, job.stage_device(stage.name)))
     # a library failing inside a stage: say which stage, keep one line
@@ -222,9 +224,15 @@ def run_jobs(jobs: Sequence[Job], stages: Sequence[Stage] | None = None,
                     # Alone, a job's time is the wall time; in a batch, the stage time it was given.
                     seconds = (time.perf_counter() - started if len(results) == 1
                                else sum(r.seconds for r in result.reports))
-                    result.manifest = build_manifest(job, result.reports, seconds)
-                    job.outputs.write_json("manifest", result.manifest)
-                    job.outputs.commit()
+                    manifest = build_manifest(job, result.reports, seconds)
+                    try:
+                        job.outputs.write_json("manifest", manifest)
+                        job.outputs.commit()
+                    except OSError as error:  # a full or read-only disk: this job fails, nothing half-written
+                        job.outputs.discard()
+                        result.error = os_error(error)
+                        continue
+                    result.manifest = manifest
         return results
     finally:
         for result in results:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .batch import exit_code, run_batch, write_summary
+from .batch import SUMMARY_NAME, exit_code, run_batch, write_summary
 from .batch_file import JobSpec
 from .errors import ModelMissingError, UsageError
 
@@ -64,5 +64,5 @@ def run_batch_on_ray(specs: list[JobSpec], out_dir: Path, default_preset: str, f
     summary = {"jobs": rows, "counts": counts, "seconds": round(time.perf_counter() - started, 3),
                "engine": f"ray ({address})"}
     summary["exit_code"] = exit_code(counts)
-    write_summary(out_dir / "batch.json", summary)
+    write_summary(out_dir / SUMMARY_NAME, summary)
     return summary
