@@ -22,14 +22,27 @@ def ffmpeg_exe() -> str:
     return imageio_ffmpeg.get_ffmpeg_exe()
 
 
+# Inputs reach ffmpeg as local files only, read by demuxers of plain audio: no network protocol,
+# and no playlist or concat format that would make ffmpeg open other files than the one given.
+AUDIO_DEMUXERS = ("wav,w64,mp3,flac,ogg,mov,mp4,m4a,matroska,webm,aac,aiff,caf,au,amr,wv,ape,asf,"
+                  "mpegts,avi,flv")
+
+
+def ffmpeg_input(path: Path) -> list[str]:
+    """The ffmpeg arguments that open one local audio file and nothing else."""
+    return ["-protocol_whitelist", "file", "-format_whitelist", AUDIO_DEMUXERS, "-i", f"file:{path}"]
+
+
 def decode_audio(path: Path, sample_rate: int) -> np.ndarray:
     """Any audio file -> mono float32 at sample_rate. Raises InputError for non-audio."""
+    if path.is_dir():
+        raise InputError(f"the audio path is a folder, not a recording: {path}")
     if not path.is_file():
         raise InputError(f"audio file not found: {path}")
     if path.stat().st_size == 0:
         raise InputError(f"audio file is empty: {path}")
     command = [
-        ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", "-i", str(path),
+        ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", *ffmpeg_input(path),
         "-vn", "-ac", "1", "-ar", str(sample_rate), "-f", "f32le", "-acodec", "pcm_f32le", "pipe:1",
     ]
     result = subprocess.run(command, capture_output=True, check=False)
@@ -49,7 +62,7 @@ def probe_duration_s(path: Path) -> float:
     """The container's stated duration, without decoding; 0.0 when ffmpeg cannot tell."""
     import re
 
-    result = subprocess.run([ffmpeg_exe(), "-nostdin", "-hide_banner", "-i", str(path)],
+    result = subprocess.run([ffmpeg_exe(), "-nostdin", "-hide_banner", *ffmpeg_input(path)],
                             capture_output=True, check=False)
     match = re.search(rb"Duration: (\d+):(\d+):(\d+(?:\.\d+)?)", result.stderr)
     if not match:

@@ -16,7 +16,7 @@ from typing import Any
 
 from .batch_file import JobSpec
 from .config import TalkerConfig, load_config
-from .errors import ExitCode, TalkerError
+from .errors import ExitCode, TalkerError, UsageError
 from .photo import file_sha256
 from .stages import read_text_file, text_sha256
 
@@ -71,6 +71,9 @@ def check_batch_paths(specs: list[JobSpec], jobs_file: Path, out_dir: Path, defa
                for spec in specs for kind, path in output_files(out_dir / spec.output).items()]
     outputs += [("the batch summary", out_dir / SUMMARY_NAME)]
     outputs += [("the metrics file", metrics_file)] if metrics_file is not None else []
+    folder = metrics_file.parent if metrics_file is not None else out_dir
+    if not folder.is_dir() and os.path.abspath(folder) != os.path.abspath(out_dir):  # out_dir is made
+        raise UsageError(f"the metrics file's folder does not exist: {folder}; create it first")
     inputs = [jobs_file] + [preset_path(name) for name in {s.preset or default_preset for s in specs}]
     inputs += [path for s in specs for path in (s.photo, s.text_file, s.audio)]
     check_paths(outputs, inputs)

@@ -32,7 +32,7 @@ class JobSpec:
 
 def _rows(path: Path) -> list[tuple[int, dict]]:
     try:
-        content = path.read_text(encoding="utf-8")
+        content = path.read_text(encoding="utf-8-sig")  # a byte-order mark, as Excel writes one, is not a column
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"cannot read batch file {path}: {error}") from None
     if path.suffix.lower() == ".csv":
@@ -67,6 +67,16 @@ def _inside(path: Path, allowed: list[Path]) -> bool:
     return any(path == folder or path.is_relative_to(folder) for folder in allowed)
 
 
+def preset_of(value: str | None, base: Path, folders: list[Path], where: str) -> str | None:
+    """A shipped preset's name, or a .toml path confined like every other path of the batch."""
+    if value is None or not value.endswith(".toml"):
+        return value
+    resolved = (base / value).resolve()
+    if not _inside(resolved, folders):
+        raise UsageError(f"{where}: preset {value!r} is outside the allowed folders; pass --allow DIR")
+    return str(resolved)
+
+
 def read_batch(path: Path, allowed: list[Path] | None = None) -> list[JobSpec]:
     if not path.is_file():
         raise UsageError(f"batch file not found: {path}")
@@ -89,6 +99,11 @@ def read_batch(path: Path, allowed: list[Path] | None = None) -> list[JobSpec]:
                 raise UsageError(f"{where}: {key} {row[key]!r} is outside the allowed folders; pass --allow DIR")
             return resolved
 
+        for key, value in row.items():
+            if key == "reply" and isinstance(value, bool):
+                continue
+            if not isinstance(value, str) or "\0" in value:
+                raise UsageError(f"{where}: {key} must be a text without NUL characters, got {value!r:.40}")
         if "photo" not in row or "output" not in row:
             raise UsageError(f"{where}: photo and output are required")
         sources = [k for k in ("text", "text_file", "audio") if k in row]
@@ -108,7 +123,7 @@ def read_batch(path: Path, allowed: list[Path] | None = None) -> list[JobSpec]:
         specs.append(JobSpec(
             line=number, photo=local("photo"), output=output,
             text=str(row["text"]) if "text" in row else None, text_file=local("text_file"),
-            audio=local("audio"), reply=bool(reply), preset=row.get("preset"),
+            audio=local("audio"), reply=bool(reply), preset=preset_of(row.get("preset"), base, folders, where),
         ))
     if not specs:
         raise UsageError(f"{path} holds no jobs")

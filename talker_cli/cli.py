@@ -218,13 +218,12 @@ def render(
         if text_file is not None:
             text = read_text_file(text_file)
         from .device_lock import device_locks
-        from .preflight import stage_devices, uses_gpu
 
         from .work_cache import WorkCache
 
         job = Job(photo=photo, output=output, config=config, text=text, audio=audio, reply=reply,
                   cache=WorkCache(read=not force))
-        with device_locks([d for d in stage_devices(config).values() if uses_gpu(d)], wait):
+        with device_locks(_gpus_used(config, audio is not None, reply), _check_wait(wait)):
             manifest = run_job(job, on_stage=progress)
     if json_out:
         typer.echo(json.dumps(manifest, indent=2))
@@ -345,7 +344,9 @@ def batch(
             # Ray places GPU jobs by its own GPU accounting; each worker's preflight reserves memory.
             summary = run_batch_on_ray(specs, out_dir.resolve(), preset, force, ray_address)
         else:
-            with device_locks(_gpu_devices({s.preset or preset for s in specs}), wait):
+            configs = {name: load_config(name) for name in {s.preset or preset for s in specs}}
+            gpus = {d for s in specs for d in _gpus_used(configs[s.preset or preset], s.audio is not None, s.reply)}
+            with device_locks(sorted(gpus), _check_wait(wait)):
                 summary = run_batch(specs, out_dir, preset, force=force, on_stage=progress)
         if metrics_file is not None:
             from .metrics import write_metrics
@@ -358,15 +359,20 @@ def batch(
     raise typer.Exit(summary["exit_code"])
 
 
-def _gpu_devices(preset_names) -> list[str]:
-    """The GPUs any of these presets places a stage on: their locks are held for the run."""
-    from .config import load_config
-    from .preflight import stage_devices, uses_gpu
+def _gpus_used(config, audio: bool, reply: bool) -> list[str]:
+    """The GPUs a job's running stages are placed on: only their locks are taken."""
+    from .preflight import JobSize, stage_devices, stages_that_run, uses_gpu
 
-    devices = set()
-    for name in preset_names:
-        devices |= {d for d in stage_devices(load_config(name)).values() if uses_gpu(d)}
-    return sorted(devices)
+    ran = stages_that_run(JobSize(audio_s=1.0 if audio else 0.0, reply=reply))
+    return sorted({d for stage, d in stage_devices(config).items() if stage in ran and uses_gpu(d)})
+
+
+def _check_wait(seconds: float) -> float:
+    import math
+
+    if not math.isfinite(seconds) or seconds < 0:
+        raise UsageError(f"--wait must be a number of seconds, 0 or more, got {seconds}")
+    return seconds
 
 
 @app.command()

@@ -3,8 +3,10 @@ folder, flushed to disk, and renamed into place only when the whole job has succ
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import secrets
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -12,14 +14,22 @@ from typing import Any
 from .errors import UsageError, os_error
 
 
-def _alive(pid: int) -> bool:
+def _held(path: Path) -> bool:
+    """A partial file whose writer lives: it holds a lock on it. A lock, unlike a process number,
+    means the same in every PID namespace and container sharing the folder."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False  # its writer's lock file is gone: so is the writer
+    except OSError:
+        return True  # what cannot be looked at is left alone
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return False
-    except PermissionError:
+    except BlockingIOError:
         return True
-    return True
+    finally:
+        os.close(fd)
 
 
 def output_files(video_path: Path) -> dict[str, Path]:
@@ -71,20 +81,25 @@ class OutputSet:
         if video_path.is_dir():
             raise UsageError(f"output path is a folder: {video_path}")
         self.final = output_files(video_path)
-        tag = f".partial-{os.getpid()}"
-        self.temporary = {key: path.with_name(f".{path.name}{tag}") for key, path in self.final.items()}
+        tag = f"partial-{os.getpid()}-{secrets.token_hex(4)}"  # unique across hosts and PID namespaces
+        self.temporary = {key: path.with_name(f".{path.name}.{tag}") for key, path in self.final.items()}
         self._remove_stale()
-        try:  # a folder that cannot take a file (read-only, no permission) is refused before any work
-            os.close(os.open(self.temporary["video"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644))
+        self._lock: int | None = None
+        try:  # the video's partial file, locked while this run lives; a folder that cannot take it is refused
+            self._lock = os.open(self.temporary["video"], os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+                                 | os.O_CLOEXEC, 0o644)
         except OSError as error:
             raise os_error(error) from None
+        fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
     def _remove_stale(self) -> None:
-        """Partial files of runs that were killed outright (SIGKILL, power cut) and are gone."""
-        for path in self.final.values():
+        """Partial files of runs that were killed outright (SIGKILL, power cut): their video's partial
+        file is no longer locked by a living writer (or is gone)."""
+        video = self.final["video"]
+        for key, path in self.final.items():
             for partial in path.parent.glob(f".{path.name}.partial-*"):
-                pid = partial.name.rsplit("-", 1)[-1]
-                if pid.isdigit() and not _alive(int(pid)):
+                tag = partial.name[len(f".{path.name}."):]
+                if not _held(video.with_name(f".{video.name}.{tag}")):
                     partial.unlink(missing_ok=True)
 
     def temp(self, key: str) -> Path:
@@ -108,6 +123,7 @@ class OutputSet:
                     with open(temp, "rb") as handle:
                         os.fsync(handle.fileno())
                 os.replace(temp, self.final[key])
+        self._unlock()
         return dict(self.final)
 
     def discard(self) -> None:
@@ -116,3 +132,9 @@ class OutputSet:
                 temp.unlink()
             except FileNotFoundError:
                 pass
+        self._unlock()
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .artifacts import Video
-from .audio_io import ffmpeg_exe
+from .audio_io import AUDIO_DEMUXERS, ffmpeg_exe
 from .config import VideoConfig
 from .errors import StageError
 
@@ -25,7 +25,8 @@ def encode_command(width: int, height: int, fps: int, frame_count: int, audio: P
 
     duration = frame_count / fps
     frames = ffmpeg.input("pipe:", format="rawvideo", pix_fmt="rgb24", s=f"{width}x{height}", framerate=fps)
-    sound = ffmpeg.input(str(audio)).audio.filter("apad")
+    # the soundtrack, maybe the user's recording: one local audio file and nothing else (audio_io)
+    sound = ffmpeg.input(f"file:{audio}", protocol_whitelist="file", format_whitelist=AUDIO_DEMUXERS).audio.filter("apad")
     stream = ffmpeg.output(
         frames.video, sound, str(output), vcodec="libx264", pix_fmt="yuv420p", crf=config.crf,
         preset=config.x264_preset, acodec="aac", audio_bitrate=config.audio_bitrate, ac=1,
