@@ -402,6 +402,18 @@ def models(
 
 
 @app.command()
+def settings(preset: str = typer.Option("cpu", "--preset", help="Preset whose values to show.")) -> None:
+    """List every setting a preset may hold: its table and key, this preset's value, what it allows."""
+    with _command(quiet=True):
+        from .config import RULES, load_config
+
+        config = load_config(preset).to_dict()
+    for key, rule in RULES.items():
+        table, name = key.split(".")
+        typer.echo(f"[{table}] {name} = {json.dumps(config[table][name])}  ({rule.what})")
+
+
+@app.command()
 def presets() -> None:
     """List the presets that ship with talker."""
     from .config import available_presets

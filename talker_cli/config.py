@@ -183,24 +183,94 @@ def apply_overrides(config: TalkerConfig, tables: dict[str, Any], source: str) -
     return merged
 
 
+@dataclass(frozen=True)
+class Rule:
+    """What one setting may hold: numbers within [low, high] (finite), or one of `choices`, or a
+    pattern; `what` says it in words for the message and `talker settings`."""
+
+    what: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[Any, ...] = ()
+    pattern: str = ""
+
+    def allows(self, value: Any) -> bool:
+        import math
+        import re
+
+        if self.choices:
+            return value in self.choices
+        if isinstance(value, bool):
+            return True
+        if isinstance(value, (int, float)):
+            return math.isfinite(value) and (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+        return bool(re.fullmatch(self.pattern, value)) if self.pattern else "\0" not in value
+
+
+def _range(low: float, high: float, unit: str = "") -> Rule:
+    number = lambda x: str(int(x)) if float(x).is_integer() else f"{x:g}"  # noqa: E731
+    return Rule(f"a number from {number(low)} to {number(high)}{unit}", low, high)
+
+
+_DEVICE = Rule('"cpu", "cuda" or "cuda:N"', pattern=r"cpu|cuda(:\d{1,2})?")
+_ANY = Rule("any text")
+_BOOL = Rule("true or false")
+_PATH = Rule("a path or name, or empty for the default")
+# One rule per setting, checked for every preset and flag before any stage, and listed by `talker settings`.
+RULES: dict[str, Rule] = {
+    "input.max_chars": _range(1, 10_000_000, " characters"),
+    "input.max_audio_s": _range(0.2, 86_400, " s"),
+    "asr.backend": Rule("faster-whisper or openai-whisper", choices=("faster-whisper", "openai-whisper")),
+    "asr.model": _PATH, "asr.device": _DEVICE,
+    "asr.compute_type": Rule("a CTranslate2 compute type", choices=(
+        "default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16", "float16",
+        "bfloat16", "float32")),
+    "asr.language": Rule("a language code (en, zh, ...) or empty to detect it", pattern=r"|[a-z]{2,3}"),
+    "asr.cpu_fallback": _BOOL,
+    "llm.backend": Rule("transformers", choices=("transformers",)),
+    "llm.model": _PATH, "llm.device": _DEVICE,
+    "llm.dtype": Rule("float32, bfloat16 or float16", choices=("float32", "bfloat16", "float16")),
+    "llm.cpu_fallback": _BOOL, "llm.max_new_tokens": _range(1, 8192, " tokens"),
+    "llm.context_tokens": _range(64, 1_048_576, " tokens"), "llm.system_prompt": _ANY,
+    "llm.repetition_penalty": _range(1.0, 2.0),
+    "llm.quantize": Rule('"", "4bit" or "8bit"', choices=("", "4bit", "8bit")),
+    "tts.backend": Rule("piper or coqui", choices=("piper", "coqui")),
+    "tts.voice": _PATH, "tts.device": _DEVICE, "tts.cpu_fallback": _BOOL,
+    "tts.speaker": _range(0, 100_000), "tts.speaker_name": _ANY,
+    "tts.length_scale": _range(0.25, 4.0), "tts.lead_silence_s": _range(0, 10, " s"),
+    "tts.tail_silence_s": _range(0, 10, " s"),
+    "alignment.backend": Rule("auto, native, pocketsphinx or mfa", choices=("auto", "native", "pocketsphinx", "mfa")),
+    "alignment.mfa_dictionary": _PATH, "alignment.mfa_acoustic_model": _PATH,
+    "visemes.anticipation_s": _range(0, 1, " s"), "visemes.min_shape_s": _range(0, 0.5, " s"),
+    "visemes.hold_pause_s": _range(0, 1, " s"), "visemes.smoothing_s": _range(0, 0.5, " s"),
+    "render.device": Rule('"cpu"', choices=("cpu",)),
+    "render.fps": Rule("24, 25, 30, 50 or 60", choices=(24, 25, 30, 50, 60)),
+    "render.max_side": _range(64, 4096, " pixels"), "render.blink_interval_s": _range(0, 600, " s"),
+    "render.head_motion": _range(0, 5), "render.mouth_open_scale": _range(0, 3),
+    "render.seed": _range(0, 2**32 - 1),
+    "video.crf": _range(0, 51),
+    "video.x264_preset": Rule("an x264 preset: ultrafast, superfast, veryfast, faster, fast, medium, slow, "
+                              "slower, veryslow or placebo", choices=(
+        "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo")),
+    "video.audio_bitrate": Rule('a bitrate such as "128k"', pattern=r"\d{2,4}k"),
+    "video.audio_rate": Rule("8000, 16000, 22050, 24000, 32000, 44100 or 48000",
+                             choices=(8000, 16000, 22050, 24000, 32000, 44100, 48000)),
+    "gpu.mem_ratio": _range(0.05, 1.0), "gpu.margin": _range(0, 1.0),
+}
+
+
 def validate(config: TalkerConfig, source: str) -> None:
-    checks = [
-        (config.render.fps in (24, 25, 30, 50, 60), "render.fps must be one of 24, 25, 30, 50, 60"),
-        (64 <= config.render.max_side <= 4096, "render.max_side must be within 64..4096"),
-        (config.input.max_chars > 0, "input.max_chars must be positive"),
-        (config.visemes.min_shape_s >= 0, "visemes.min_shape_s must not be negative"),
-        (config.llm.max_new_tokens > 0, "llm.max_new_tokens must be positive"),
-        (0 <= config.video.crf <= 51, "video.crf must be within 0..51"),
-        (0.05 <= config.gpu.mem_ratio <= 1.0, "gpu.mem_ratio must be within 0.05..1.0"),
-        (0 <= config.gpu.margin <= 1.0, "gpu.margin must be within 0..1"),
-        (config.llm.dtype in ("float32", "bfloat16", "float16"), "llm.dtype must be float32, bfloat16 or float16"),
-        (config.tts.backend in ("piper", "coqui"), "tts.backend must be piper or coqui"),
-        (config.llm.quantize in ("", "4bit", "8bit"), "llm.quantize must be \"\", \"4bit\" or \"8bit\""),
-        (config.tts.speaker >= 0, "tts.speaker must not be negative"),
-    ]
-    for ok, message in checks:
-        if not ok:
-            raise UsageError(f"{source}: {message}")
+    """Every setting against its rule: a type, a range and a message, before any stage."""
+    for table in fields(TalkerConfig):
+        section = getattr(config, table.name)
+        for item in fields(section):
+            key, value = f"{table.name}.{item.name}", getattr(section, item.name)
+            rule = RULES[key]
+            if not rule.allows(value):
+                raise UsageError(f"{source}: [{table.name}] {item.name} = {value!r} is not allowed; it must be {rule.what}")
+    if config.tts.backend == "piper" and config.tts.device != "cpu":  # else the manifest would claim a GPU
+        raise UsageError(f"{source}: [tts] device = {config.tts.device!r}: Piper voices run on the CPU; "
+                         'set device = "cpu", or backend = "coqui" for a voice on the GPU')
 
 
 def load_config(preset: str = DEFAULT_PRESET, overrides: dict[str, Any] | None = None) -> TalkerConfig:

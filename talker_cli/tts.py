@@ -57,14 +57,33 @@ class PiperTts:
             raise ModelMissingError(
                 f"Piper voice not found at {model} (needs {model.name}.json beside it); pass --tts-model VOICE.onnx"
             )
+        self.speaker_id()  # a speaker the voice does not have is refused before any stage
+
+    def voice_config(self) -> dict:
+        import json
+
+        return json.loads(Path(f"{self.model_path}.json").read_text(encoding="utf-8"))
+
+    def speaker_id(self) -> int | None:
+        """The chosen speaker's number in the voice (None: its only one); refused when it has no such speaker."""
+        config = self.voice_config()
+        names = config.get("speaker_id_map") or {}
+        count = int(config.get("num_speakers", 1))
+        voice = Path(self.model_path).stem
+        if self.config.speaker_name:
+            if self.config.speaker_name not in names:
+                known = ", ".join(sorted(names)[:10]) or "none: it has one voice"
+                raise UsageError(f"the voice {voice} has no speaker {self.config.speaker_name!r}; its speakers: {known}")
+            return int(names[self.config.speaker_name])
+        if self.config.speaker >= count:
+            raise UsageError(f"the voice {voice} has {count} speaker(s); --speaker {self.config.speaker} is not one of them")
+        return self.config.speaker if count > 1 else None
 
     def check_language(self, text: str) -> None:
         """The voice's language (from its .onnx.json) can be written in the text's script."""
-        import json
-
         from .language import check_voice_speaks
 
-        config = json.loads(Path(f"{self.model_path}.json").read_text(encoding="utf-8"))
+        config = self.voice_config()
         language = (config.get("language") or {}).get("code") or (config.get("espeak") or {}).get("voice") or "en"
         check_voice_speaks(text, language, Path(self.model_path).stem)
 
@@ -80,7 +99,7 @@ class PiperTts:
     def synthesize(self, text: str) -> Speech:
         from piper import SynthesisConfig
 
-        syn = SynthesisConfig(speaker_id=self.config.speaker or None, length_scale=self.config.length_scale)
+        syn = SynthesisConfig(speaker_id=self.speaker_id(), length_scale=self.config.length_scale)
         rate = self.voice.config.sample_rate
         # Piper yields one chunk per sentence; join_speech drains it here, inside the stage.
         chunks = self.voice.synthesize(text, syn_config=syn, include_alignments=True)

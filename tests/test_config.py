@@ -34,8 +34,20 @@ def test_unknown_preset_names_the_choices():
         ("[render]\nfsp = 25\n", "unknown key 'fsp' in \\[render\\]"),
         ("[rendr]\nfps = 25\n", "unknown table \\[rendr\\]"),
         ("[render]\nfps = 'fast'\n", "expected int"),
-        ("[render]\nfps = 7\n", "render.fps must be one of"),
+        ("[render]\nfps = 7\n", "\\[render\\] fps = 7 is not allowed; it must be 24, 25, 30, 50 or 60"),
         ("[render\nfps = 25\n", "not valid TOML"),
+        # every setting has a range or a set of values, NaN and infinities included (the audit's cases first)
+        ('[video]\nx264_preset = "bogus"\n', "x264_preset = 'bogus' is not allowed; it must be an x264 preset"),
+        ("[tts]\nlead_silence_s = -0.5\n", "lead_silence_s = -0.5 is not allowed; it must be a number from 0"),
+        ("[visemes]\nsmoothing_s = nan\n", "smoothing_s = nan is not allowed"),
+        ("[render]\nseed = -5\n", "seed = -5 is not allowed"),
+        ('[asr]\ndevice = "banana"\n', "device = 'banana' is not allowed; it must be \"cpu\", \"cuda\" or \"cuda:N\""),
+        ("[gpu]\nmem_ratio = inf\n", "mem_ratio = inf is not allowed"),
+        ("[llm]\nmax_new_tokens = 0\n", "max_new_tokens = 0 is not allowed"),
+        ('[video]\naudio_bitrate = "loud"\n', "audio_bitrate = 'loud' is not allowed"),
+        ("[video]\naudio_rate = 12345\n", "audio_rate = 12345 is not allowed"),
+        ('[tts]\ndevice = "cuda"\n', "Piper voices run on the CPU"),
+        ('[alignment]\nbackend = "guess"\n', "backend = 'guess' is not allowed"),
     ],
 )
 def test_bad_preset_files_are_refused_with_the_key_named(tmp_path, toml, message):
@@ -49,3 +61,12 @@ def test_int_is_accepted_where_float_is_expected(tmp_path):
     path = tmp_path / "p.toml"
     path.write_text("[visemes]\nanticipation_s = 0\n")
     assert load_config(str(path)).visemes.anticipation_s == 0.0
+
+
+def test_every_setting_has_a_rule():
+    from dataclasses import fields
+
+    from talker_cli.config import RULES, TalkerConfig
+
+    keys = {f"{t.name}.{f.name}" for t in fields(TalkerConfig) for f in fields(t.default_factory())}
+    assert keys == set(RULES)
