@@ -423,7 +423,24 @@ def presets() -> None:
 
 
 def main() -> None:
-    app()
+    """Typer's own refusals (an unknown flag, a bad value) become one line and exit 2, like talker's."""
+    import click
+
+    # Typer 0.2x carries its own copy of click: its exceptions are not click's
+    refusals = tuple({click.exceptions.ClickException, getattr(typer, "TyperException", click.exceptions.ClickException)})
+    try:
+        code = app(standalone_mode=False)
+    except (click.exceptions.Abort, typer.Abort):
+        typer.echo("talker: interrupted", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except refusals as error:
+        message = error.format_message() if hasattr(error, "format_message") else str(error)
+        context = getattr(error, "ctx", None)
+        hint = f"; see: {context.command_path} --help" if context is not None else ""
+        if message.strip():  # no command at all: the help was printed already
+            typer.echo(f"talker: error: {' '.join(message.split())}{hint}", err=True)
+        sys.exit(ExitCode.USAGE)
+    sys.exit(code or 0)
 
 
 if __name__ == "__main__":

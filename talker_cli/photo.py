@@ -49,7 +49,22 @@ def quiet_native_logs():
         os.close(devnull)
 
 
+MAX_PHOTO_PIXELS = 100_000_000  # a larger image is a decompression bomb, not a portrait
+
+
+def _to_rgb8(image) -> np.ndarray:
+    """8-bit RGB, scaling 16- and 32-bit images by their range (Pillow's convert clips them to white)."""
+    if image.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+        values = np.asarray(image, dtype=np.float64)
+        top = 65535.0 if image.mode.startswith("I;16") or values.max() > 255 else 255.0
+        gray = np.clip(values / top * 255.0 + 0.5, 0, 255).astype(np.uint8)
+        return np.repeat(gray[:, :, None], 3, axis=2)
+    return np.asarray(image.convert("RGB"))
+
+
 def read_image(path: Path) -> np.ndarray:
+    import warnings
+
     from PIL import Image, ImageOps, UnidentifiedImageError
 
     if not path.exists():
@@ -57,11 +72,15 @@ def read_image(path: Path) -> np.ndarray:
     if not path.is_file():
         raise InputError(f"photo is not a file: {path}")
     try:
-        with Image.open(path) as image:
-            image = ImageOps.exif_transpose(image)
-            return np.asarray(image.convert("RGB"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            Image.MAX_IMAGE_PIXELS = MAX_PHOTO_PIXELS
+            with Image.open(path) as image:
+                return _to_rgb8(ImageOps.exif_transpose(image))
     except PermissionError:
         raise InputError(f"photo cannot be read (permission denied): {path}") from None
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise InputError(f"{path} is over {MAX_PHOTO_PIXELS // 1_000_000} megapixels; pass a smaller photo") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
         raise InputError(f"{path} is not a readable image ({error.__class__.__name__}); pass a JPEG or PNG photo") from None
 

@@ -204,6 +204,10 @@ def text_sha256(text: str) -> str:
 
 
 def check_script(text: str, max_chars: int, what: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that were not UTF-8, passed through by the shell
+        raise InputError(f"the {what} is not valid UTF-8 text; pass UTF-8") from None
     text = text.strip()
     if not text:
         raise InputError(f"the {what} is empty; pass words to speak")
