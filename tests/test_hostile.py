@@ -1,0 +1,306 @@
+"""Hostile input, one table per class of failure: each case is run as a user runs talker (a process),
+and must end with its documented exit code, one line on stderr, nothing new at any output path,
+and every input byte for byte as it was."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, SAMPLES
+
+
+def digest(folder: Path) -> dict[str, str]:
+    """Every file under the folder (links as their target's name) and its content's hash."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink():
+            out[str(path)] = "-> " + os.readlink(path)
+        elif path.is_file():
+            out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def talker(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "talker_cli", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
+
+
+@pytest.fixture
+def place(tmp_path):
+    """A folder with a photo, a recording, a text and an output folder, as a user's working folder."""
+    shutil.copy(SAMPLES / "face.png", tmp_path / "face.png")
+    shutil.copy(SAMPLES / "speech.wav", tmp_path / "speech.wav")
+    (tmp_path / "script.txt").write_text("Hello there.")
+    (tmp_path / "out").mkdir()
+    return tmp_path
+
+
+def check_refused(place: Path, args: list[str], code: int, says: str, env: dict | None = None) -> None:
+    before = digest(place)
+    result = talker(place, *args, env=env)
+    assert result.returncode == code, result.stderr
+    lines = result.stderr.strip().splitlines()  # progress lines of the stages that ran, then the error
+    assert lines[-1].startswith("talker: error: ") and says in lines[-1], result.stderr
+    assert all(line.startswith("talker: stage ") for line in lines[:-1]), result.stderr
+    assert digest(place) == before  # no input changed, no output appeared
+
+
+# 1. Inputs destroyed: no output file may be, or resolve to, an input.
+def _links(place: Path) -> None:
+    (place / "out" / "face.json").symlink_to(place / "script.txt")  # the manifest's name points at the text
+
+
+def _hard_link(place: Path) -> None:
+    os.link(place / "script.txt", place / "out" / "h.srt")
+
+
+INPUTS_DESTROYED = [
+    ("recording as the output", None, ["--photo", "face.png", "--audio", "out/x.mp4", "-o", "out/x.mp4"]),
+    ("text file as the manifest", None, ["--photo", "face.png", "--text-file", "out/o.json", "-o", "out/o.mp4"]),
+    ("photo named .mp4 as the output", None, ["--photo", "face.mp4", "--text", "Hi.", "-o", "face.mp4"]),
+    ("text as the subtitles", None, ["--photo", "face.png", "--text-file", "out/t.srt", "-o", "out/t.mp4"]),
+    ("a link from the manifest to the text", _links, ["--photo", "face.png", "--text-file", "script.txt",
+                                                      "-o", "out/face.mp4"]),
+    ("a hard link from the subtitles to the text", _hard_link, ["--photo", "face.png", "--text-file",
+                                                                "script.txt", "-o", "out/h.mp4"]),
+    ("output through ../ onto the photo", None, ["--photo", "face.mp4", "--text", "Hi.", "-o", "out/../face.mp4"]),
+]
+
+
+@pytest.mark.parametrize("what, setup, args", INPUTS_DESTROYED, ids=[c[0] for c in INPUTS_DESTROYED])
+def test_no_output_overwrites_an_input(place, what, setup, args):
+    shutil.copy(place / "speech.wav", place / "out" / "x.mp4")
+    (place / "out" / "o.json").write_text("Hello there.")
+    (place / "out" / "t.srt").write_text("Hello there.")
+    shutil.copy(place / "face.png", place / "face.mp4")
+    if setup:
+        setup(place)
+    check_refused(place, ["render", *args], 2, "would overwrite the input")
+
+
+# 2. Outputs that clobber each other in a batch: every file a batch writes is its own.
+CLOBBER = [
+    ("an output named batch.mp4", ['{"photo": "face.png", "text": "Hi.", "output": "batch.mp4"}'], [],
+     "the batch summary"),
+    ("x.mp4 beside x.blendshapes.mp4", ['{"photo": "face.png", "text": "Hi.", "output": "x.mp4"}',
+                                        '{"photo": "face.png", "text": "Hi.", "output": "x.blendshapes.mp4"}'], [],
+     "the blendshapes of line 1 and the manifest of line 2"),
+    ("the metrics file as a manifest", ['{"photo": "face.png", "text": "Hi.", "output": "a.mp4"}'],
+     ["--metrics-file", "out/a.json"], "the metrics file"),
+    ("the metrics file as the batch file", ['{"photo": "face.png", "text": "Hi.", "output": "a.mp4"}'],
+     ["--metrics-file", "jobs.jsonl"], "would overwrite the input"),
+    ("an output onto a job's photo", ['{"photo": "out/p.mp4", "text": "Hi.", "output": "p.mp4"}'], [],
+     "would overwrite the input"),
+]
+
+
+@pytest.mark.parametrize("what, lines, extra, says", CLOBBER, ids=[c[0] for c in CLOBBER])
+def test_every_file_a_batch_writes_is_its_own(place, what, lines, extra, says):
+    shutil.copy(place / "face.png", place / "out" / "p.mp4")
+    (place / "jobs.jsonl").write_text("\n".join(lines) + "\n")
+    check_refused(place, ["batch", "jobs.jsonl", "--out-dir", "out", "--allow", str(place), *extra], 2, says)
+
+
+# 3. Security: links, foreign folders, playlists, presets outside the batch's folders.
+def test_a_planted_link_in_the_lock_folder_is_not_followed(place):
+    victim = place / "victim.txt"
+    victim.write_text("precious")
+    locks = place / "locks"
+    locks.mkdir()
+    (locks / "gpu-0.lock").symlink_to(victim)
+    preset = place / "gpu.toml"
+    preset.write_text('[asr]\ndevice = "cuda"\n')
+    check_refused(place, ["render", "--photo", "face.png", "--audio", "speech.wav", "--preset", "gpu.toml",
+                          "-o", "out/a.mp4"], 2, "cannot open the lock file", env={"TALKER_LOCK_DIR": str(locks)})
+    assert victim.read_text() == "precious"
+
+
+def test_a_private_lock_folder_that_others_may_write_is_refused(place):
+    from talker_cli.device_lock import device_locks
+    from talker_cli.errors import UsageError
+
+    os.environ.pop("TALKER_LOCK_DIR", None)
+    import tempfile
+
+    folder = Path(tempfile.gettempdir()) / f"talker-locks-{os.getuid()}"
+    folder.mkdir(exist_ok=True)
+    mode = folder.stat().st_mode & 0o7777
+    try:
+        folder.chmod(0o777)
+        with pytest.raises(UsageError, match="others may write in it"):
+            with device_locks(["cuda:0"], 0):
+                pass
+    finally:
+        folder.chmod(mode)
+
+
+def test_a_job_with_no_gpu_stage_takes_no_lock(place):
+    locks = place / "locks"  # does not exist: a job that took a lock would make it or fail on it
+    preset = place / "llm-gpu.toml"
+    preset.write_text('[llm]\ndevice = "cuda"\n')  # the LLM is on a GPU, but this job has no reply
+    before = digest(place)
+    result = talker(place, "render", "--photo", "face.png", "--text", "Hi.", "--preset", "llm-gpu.toml",
+                    "-o", "out/a.mp4", "-q", env={"TALKER_LOCK_DIR": str(locks)})
+    assert result.returncode == 0, result.stderr
+    assert not locks.exists()
+    assert {k: v for k, v in digest(place).items() if "/out/" not in k} == before
+
+
+def test_a_playlist_cannot_make_ffmpeg_read_other_files(place):
+    secret = place / "elsewhere" / "seg.wav"
+    secret.parent.mkdir()
+    shutil.copy(place / "speech.wav", secret)
+    (place / "list.m3u8").write_text(f"#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXTINF:5.3,\n{secret}\n#EXT-X-ENDLIST\n")
+    (place / "concat.txt").write_text(f"ffconcat version 1.0\nfile '{secret}'\n")
+    for playlist in ("list.m3u8", "concat.txt"):
+        check_refused(place, ["render", "--photo", "face.png", "--audio", playlist, "-o", "out/a.mp4"], 3,
+                      "cannot read")
+
+
+def test_a_batch_preset_file_outside_the_allowed_folders_is_refused(place):
+    inside = place / "batch"
+    inside.mkdir()
+    shutil.copy(place / "face.png", inside / "face.png")
+    (place / "outside.toml").write_text("[render]\nfps = 30\n")
+    (inside / "jobs.jsonl").write_text('{"photo": "face.png", "text": "Hi.", "output": "a.mp4", '
+                                       '"preset": "../outside.toml"}\n')
+    check_refused(place, ["batch", "batch/jobs.jsonl", "--out-dir", "out"], 2, "outside the allowed folders")
+
+
+def test_a_partial_file_is_stale_only_when_no_living_writer_holds_it(place):
+    import fcntl
+
+    from talker_cli.outputs import OutputSet
+
+    live = OutputSet(place / "out" / "a.mp4")  # a writer alive in this process, whatever PID others see
+    live.write_text("subtitles", "1\n")
+    dead = place / "out" / ".a.srt.partial-999999999-deadbeef"  # a writer killed outright
+    dead.write_text("1\n")
+    (place / "out" / ".a.mp4.partial-999999999-deadbeef").write_text("")
+    second = OutputSet(place / "out" / "a.mp4")
+    assert live.temp("video").exists() and live.temp("subtitles").exists()
+    assert not dead.exists()
+    with open(live.temp("video"), "rb") as handle:  # the live one is still locked
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    live.discard()
+    second.discard()
+
+
+# 4. Tracebacks and exit 1: every error is one line with a documented code.
+def _jobs(place: Path, text: str) -> None:
+    (place / "jobs.jsonl").write_text(text)
+
+
+ONE_LINE = [
+    ("--out-dir is a file", lambda p: [(p / "afile").write_text("x"), _jobs(p, '{"photo": "face.png", "text": "Hi.", "output": "a.mp4"}\n')],
+     ["batch", "jobs.jsonl", "--out-dir", "afile"], 2, "afile"),
+    ("--metrics-file in a missing folder", lambda p: _jobs(p, '{"photo": "face.png", "text": "Hi.", "output": "a.mp4"}\n'),
+     ["batch", "jobs.jsonl", "--out-dir", "out", "--metrics-file", "nope/m.prom"], 2, "does not exist"),
+    ("a NUL byte in a batch field", lambda p: _jobs(p, '{"photo": "face\\u0000.png", "text": "Hi.", "output": "a.mp4"}\n'),
+     ["batch", "jobs.jsonl", "--out-dir", "out"], 2, "without NUL"),
+    ("a number as a batch field", lambda p: _jobs(p, '{"photo": 7, "text": "Hi.", "output": "a.mp4"}\n'),
+     ["batch", "jobs.jsonl", "--out-dir", "out"], 2, "photo must be a text"),
+    ("a preset that is a folder", lambda p: (p / "dir.toml").mkdir(),
+     ["render", "--photo", "face.png", "--text", "Hi.", "--preset", "dir.toml", "-o", "out/a.mp4"], 2, "preset"),
+    ("a preset that is not UTF-8", lambda p: (p / "bin.toml").write_bytes(b"\xff\xfe[render]"),
+     ["render", "--photo", "face.png", "--text", "Hi.", "--preset", "bin.toml", "-o", "out/a.mp4"], 2, "not valid TOML"),
+    ("an output folder that is missing", None,
+     ["render", "--photo", "face.png", "--text", "Hi.", "-o", "missing/a.mp4"], 2, "does not exist"),
+    ("a bad flag value", None, ["render", "--photo", "face.png", "--text", "Hi.", "--fps", "abc", "-o", "out/a.mp4"],
+     2, "--fps"),
+    ("--wait nan", None, ["render", "--photo", "face.png", "--audio", "speech.wav", "--preset", "gpu-24gb",
+                          "--wait", "nan", "-o", "out/a.mp4"], 2, "--wait"),
+]
+
+
+@pytest.mark.parametrize("what, setup, args, code, says", ONE_LINE, ids=[c[0] for c in ONE_LINE])
+def test_errors_are_one_line_with_their_code(place, what, setup, args, code, says):
+    if setup:
+        setup(place)
+    check_refused(place, args, code, says)
+
+
+def test_a_path_like_cuda_visible_devices_names_no_file(place):
+    from talker_cli.device_lock import physical_id
+    from talker_cli.errors import UsageError
+
+    with pytest.raises(UsageError, match="not a GPU index or UUID"):
+        physical_id("cuda:0", {"CUDA_VISIBLE_DEVICES": "../../etc/x"})
+    assert physical_id("cuda:1", {"CUDA_VISIBLE_DEVICES": "3,GPU-8a1b"}) == "GPU-8a1b"
+
+
+def test_verbose_shows_the_traceback_that_the_one_line_hides(place):
+    args = ["render", "--photo", "face.png", "--text", "Hi.", "-o", "missing/a.mp4"]
+    assert "Traceback" not in talker(place, *args).stderr
+    assert "Traceback" in talker(place, "--verbose", *args).stderr
+    assert "Traceback" in talker(place, *args, env={"TALKER_LOG": "debug"}).stderr
+
+
+# 6. Bad input is reported as bad input (3), with what to do.
+def _bomb(place: Path) -> None:
+    from PIL import Image
+
+    Image.new("L", (12000, 12000)).save(place / "bomb.png")
+
+
+BAD_INPUT = [
+    ("a decompression bomb", _bomb, ["--photo", "bomb.png", "--text", "Hi."], "megapixels"),
+    ("invalid UTF-8 in the text", None, ["--photo", "face.png", "--text", "caf\udce9"], "not valid UTF-8"),
+    ("an audio path that is a folder", lambda p: (p / "rec").mkdir(), ["--photo", "face.png", "--audio", "rec"],
+     "is a folder"),
+    ("a photo that is not an image", lambda p: (p / "fake.png").write_text("no"),
+     ["--photo", "fake.png", "--text", "Hi."], "not a readable image"),
+    ("a recording with no speech", lambda p: shutil.copy(p / "face.png", p / "noise.wav"),
+     ["--photo", "face.png", "--audio", "noise.wav"], "cannot read"),
+]
+
+
+@pytest.mark.parametrize("what, setup, args, says", BAD_INPUT, ids=[c[0] for c in BAD_INPUT])
+def test_bad_input_is_exit_3_with_what_to_do(place, what, setup, args, says):
+    if setup:
+        setup(place)
+    env = {"PYTHONIOENCODING": "utf-8:surrogateescape"}
+    check_refused(place, ["render", *args, "-o", "out/a.mp4"], 3, says, env=env)
+
+
+def test_a_16_bit_photo_is_scaled_not_clipped():
+    import numpy as np
+    from PIL import Image
+
+    from talker_cli.photo import read_image
+
+    gray = np.asarray(Image.open(SAMPLES / "face.png").convert("L")).astype(np.uint16) * 257
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"face16-{os.getpid()}.png"
+    Image.frombytes("I;16", (gray.shape[1], gray.shape[0]), gray.astype("<u2").tobytes()).save(path)
+    try:
+        rgb = read_image(path)
+    finally:
+        path.unlink()
+    assert rgb.dtype == np.uint8 and rgb.shape[2] == 3
+    assert abs(float(rgb.mean()) - float(gray.mean() / 257)) < 1.0  # not near-white
+
+
+def test_a_csv_saved_by_excel_with_a_byte_order_mark_reads(place):
+    from talker_cli.batch_file import read_batch
+
+    (place / "jobs.csv").write_bytes("\ufeffphoto,text,output\nface.png,Hi.,a.mp4\n".encode())
+    (spec,) = read_batch(place / "jobs.csv")
+    assert spec.photo == place / "face.png" and spec.output == "a.mp4"
+
+
+# 7. One enumeration of exit codes, the one the README documents.
+def test_the_readme_documents_every_exit_code():
+    from talker_cli.errors import ExitCode
+
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("### Exit codes"):readme.index("Errors are one line")]
+    documented = {int(line.split("|")[1]) for line in table.splitlines() if line.startswith("| ") and line.split("|")[1].strip().isdigit()}
+    assert documented == {int(code) for code in ExitCode}
