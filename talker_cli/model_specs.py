@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from .errors import ModelMissingError
 from .vram_plan import ModelSpec
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
@@ -195,6 +196,8 @@ class _ShapeUnpickler(pickle.Unpickler):
 def read_checkpoint_shapes(path: Path) -> Any:
     """A torch.save file's contents with tensors as TensorShape: no torch import, nothing loaded
     (importing torch alone takes seconds, and check-gpu must stay fast)."""
+    unreadable = ModelMissingError(f"{path} is not a readable PyTorch checkpoint (damaged or another format); "
+                                   "pass a whisper .pt file saved by torch.save")
     try:
         with zipfile.ZipFile(path) as archive:
             pickled = next(n for n in archive.namelist() if n.endswith("/data.pkl") or n == "data.pkl")
@@ -202,8 +205,13 @@ def read_checkpoint_shapes(path: Path) -> Any:
     except (zipfile.BadZipFile, StopIteration):  # the legacy (pre-1.6) format: torch reads it
         import torch
 
-        loaded = torch.load(path, map_location="meta", weights_only=True)
+        try:
+            loaded = torch.load(path, map_location="meta", weights_only=True)
+        except Exception:  # torch says only that it could not unpickle
+            raise unreadable from None
         return _as_shapes(loaded)
+    except (pickle.UnpicklingError, EOFError, ValueError, KeyError, zipfile.LargeZipFile, OSError):
+        raise unreadable from None
 
 
 def _as_shapes(value: Any) -> Any:
@@ -218,6 +226,9 @@ def spec_from_whisper_checkpoint(path: Path, dtype: str) -> ModelSpec:
     from .asr import official_alignment_heads
 
     checkpoint = read_checkpoint_shapes(path)
+    if not isinstance(checkpoint, dict) or not {"dims", "model_state_dict"} <= set(checkpoint):
+        raise ModelMissingError(f"{path} is a PyTorch file but not a whisper checkpoint (no dims and "
+                                "model_state_dict); pass one saved by openai-whisper")
     dims = checkpoint["dims"]
     count = sum(getattr(t, "numel", 0) for t in checkpoint["model_state_dict"].values())
     heads = official_alignment_heads(path)

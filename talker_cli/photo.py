@@ -6,6 +6,7 @@ Landmarks come from MediaPipe FaceMesh, whose model ships inside the mediapipe w
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ from .config import RenderConfig
 from .errors import InputError, ModelMissingError
 
 MIN_FACE_WIDTH_PX = 48
+log = logging.getLogger("talker")
 
 
 def file_sha256(path: Path) -> str:
@@ -85,23 +87,59 @@ def read_image(path: Path) -> np.ndarray:
         raise InputError(f"{path} is not a readable image ({error.__class__.__name__}); pass a JPEG or PNG photo") from None
 
 
-def find_landmarks(image_rgb: np.ndarray) -> np.ndarray | None:
-    """478 x 2 pixel landmarks of the most prominent face, or None."""
-    try:
-        with quiet_native_logs():
-            import mediapipe as mp
+def _mesh(image_rgb: np.ndarray) -> np.ndarray | None:
+    """FaceMesh's 478 points, in pixels, of the face its own detector finds; None if it finds none."""
+    import mediapipe as mp
 
-            with mp.solutions.face_mesh.FaceMesh(
-                static_image_mode=True, max_num_faces=1, refine_landmarks=True, min_detection_confidence=0.5
-            ) as mesh:
-                result = mesh.process(np.ascontiguousarray(image_rgb))
-    except ImportError:
-        raise ModelMissingError("mediapipe is not installed; run: pip install 'mediapipe==0.10.21'") from None
+    with mp.solutions.face_mesh.FaceMesh(
+        static_image_mode=True, max_num_faces=1, refine_landmarks=True, min_detection_confidence=0.5
+    ) as mesh:
+        result = mesh.process(np.ascontiguousarray(image_rgb))
     if not result.multi_face_landmarks:
         return None
     height, width = image_rgb.shape[:2]
-    points = result.multi_face_landmarks[0].landmark
-    return np.array([[p.x * width, p.y * height] for p in points], dtype=np.float32)
+    return np.array([[p.x * width, p.y * height] for p in result.multi_face_landmarks[0].landmark], dtype=np.float32)
+
+
+def _face_boxes(image_rgb: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Every face's box (x0, y0, x1, y1) in pixels, largest first: MediaPipe's full-range detector,
+    which also finds the small or several faces FaceMesh's own short-range detector misses."""
+    import mediapipe as mp
+
+    height, width = image_rgb.shape[:2]
+    with mp.solutions.face_detection.FaceDetection(model_selection=1, min_detection_confidence=0.5) as detector:
+        result = detector.process(np.ascontiguousarray(image_rgb))
+    boxes = []
+    for detection in result.detections or []:
+        b = detection.location_data.relative_bounding_box
+        boxes.append((int(b.xmin * width), int(b.ymin * height), int((b.xmin + b.width) * width),
+                      int((b.ymin + b.height) * height)))
+    return sorted(boxes, key=lambda b: (b[2] - b[0]) * (b[3] - b[1]), reverse=True)
+
+
+def find_landmarks(image_rgb: np.ndarray) -> np.ndarray | None:
+    """478 x 2 pixel landmarks of the most prominent face, or None. When FaceMesh alone finds no face
+    (several faces, or a small one), the largest face found by the full-range detector is meshed
+    in a crop around it."""
+    try:
+        with quiet_native_logs():
+            points = _mesh(image_rgb)
+            if points is not None:
+                return points
+            boxes = _face_boxes(image_rgb)
+            if not boxes:
+                return None
+            if len(boxes) > 1:
+                log.warning("%d faces in the photo: the largest is animated", len(boxes))
+            x0, y0, x1, y1 = boxes[0]
+            side = int(1.2 * max(x1 - x0, y1 - y0))  # the face and some hair and chin around it
+            cx, cy = (x0 + x1) // 2, (y0 + y1) // 2
+            left, top = max(cx - side, 0), max(cy - side, 0)
+            crop = image_rgb[top:cy + side, left:cx + side]
+            points = _mesh(crop)
+    except ImportError:
+        raise ModelMissingError("mediapipe is not installed; run: pip install 'mediapipe==0.10.21'") from None
+    return None if points is None else points + np.array([left, top], dtype=np.float32)
 
 
 def load_photo(path: Path, config: RenderConfig) -> FacePhoto:

@@ -228,6 +228,19 @@ def test_errors_are_one_line_with_their_code(place, what, setup, args, code, say
     check_refused(place, args, code, says)
 
 
+def _checkpoints(place: Path) -> None:
+    (place / "bad.pt").write_bytes(bytes(range(256)) * 4)
+    (place / "zip.pt").write_bytes(b"PK\x03\x04 not really a zip")
+    (place / "whisper.toml").write_text('[asr]\nbackend = "openai-whisper"\ndevice = "cuda"\n')
+
+
+@pytest.mark.parametrize("checkpoint", ["bad.pt", "zip.pt"])
+def test_check_gpu_with_a_damaged_checkpoint_says_so(place, checkpoint):
+    _checkpoints(place)
+    check_refused(place, ["check-gpu", "--preset", "whisper.toml", "--asr-model", checkpoint, "--audio", "speech.wav"],
+                  4, "is not a readable PyTorch checkpoint")
+
+
 def test_a_path_like_cuda_visible_devices_names_no_file(place):
     from talker_cli.device_lock import physical_id
     from talker_cli.errors import UsageError
@@ -304,3 +317,19 @@ def test_the_readme_documents_every_exit_code():
     table = readme[readme.index("### Exit codes"):readme.index("Errors are one line")]
     documented = {int(line.split("|")[1]) for line in table.splitlines() if line.startswith("| ") and line.split("|")[1].strip().isdigit()}
     assert documented == {int(code) for code in ExitCode}
+
+
+def test_two_faces_side_by_side_animate_the_larger_one():
+    import numpy as np
+    from PIL import Image
+
+    from talker_cli.photo import find_landmarks
+
+    face = np.asarray(Image.open(SAMPLES / "face.png").convert("RGB"))
+    smaller = np.asarray(Image.fromarray(face).resize((face.shape[1] * 3 // 4, face.shape[0] * 3 // 4)))
+    canvas = np.full((face.shape[0], face.shape[1] * 2, 3), 200, np.uint8)
+    canvas[:, face.shape[1]:] = face[:, ::-1]  # the larger face on the right
+    canvas[: smaller.shape[0], : smaller.shape[1]] = smaller
+    points = find_landmarks(canvas)
+    assert points is not None and len(points) == 478
+    assert points[:, 0].min() > face.shape[1]  # every point on the right-hand face
