@@ -19,15 +19,19 @@ def test_a_built_wheel_lists_its_presets_and_renders_from_outside_the_checkout(t
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
                     "--disable-pip-version-check", "-w", str(wheels), str(ROOT)], check=True, capture_output=True)
     (wheel,) = wheels.glob("talker-*.whl")
-    site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--disable-pip-version-check",
-                    "--target", str(site), str(wheel)], check=True, capture_output=True)
-    # The wheel's talker first; its dependencies from the test environment (whose own .pth files,
-    # the checkout's editable install among them, are not read from a PYTHONPATH entry).
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), sysconfig.get_paths()["purelib"]]))
-    run = lambda *args: subprocess.run([sys.executable, "-m", "talker_cli", *args], cwd=tmp_path, env=env,  # noqa: E731
+    # A fresh virtual environment beside the project's: talker from the wheel, its console script
+    # included; its dependencies from the project's environment, reached through a .pth line (which
+    # does not read that folder's own .pth files, the checkout's editable install among them).
+    fresh = tmp_path / "fresh"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(fresh)], check=True)
+    site = next(fresh.glob("lib/python*/site-packages"))
+    (site / "project-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(fresh / "bin" / "python"), "install", "--no-deps",
+                    "--quiet", "--disable-pip-version-check", str(wheel)], check=True, capture_output=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    run = lambda *args: subprocess.run([str(fresh / "bin" / "talker"), *args], cwd=tmp_path, env=env,  # noqa: E731
                                        capture_output=True, text=True)
-    where = subprocess.run([sys.executable, "-c", "import talker_cli; print(talker_cli.__file__)"],
+    where = subprocess.run([str(fresh / "bin" / "python"), "-c", "import talker_cli; print(talker_cli.__file__)"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
     assert where.startswith(str(site))
     listed = run("presets")
