@@ -161,6 +161,7 @@ def _flag_overrides(**flags) -> dict:
         "fps": ("render", "fps"), "max_side": ("render", "max_side"), "seed": ("render", "seed"),
         "tts_model": ("tts", "voice"), "tts_backend": ("tts", "backend"), "speaker": ("tts", "speaker"),
         "speaker_name": ("tts", "speaker_name"), "asr_model": ("asr", "model"), "llm_model": ("llm", "model"),
+        "language": ("input", "language"),
     }
     tables: dict = {}
     for key, value in flags.items():
@@ -178,6 +179,7 @@ def render(
     text_file: Optional[Path] = typer.Option(None, "--text-file", help="The face says this UTF-8 file's text."),
     audio: Optional[Path] = typer.Option(None, "--audio", help="The face says this recording (WAV, MP3, ...)."),
     reply: bool = typer.Option(False, "--reply", help="The LLM answers the text or transcript; the face says the answer."),
+    language: Optional[str] = typer.Option(None, "--language", help="The job's language (en, zh, es, ...); default: from the text's script or the recording."),
     preset: str = PRESET,
     fps: Optional[int] = typer.Option(None, "--fps", help="Frames per second (overrides the preset)."),
     max_side: Optional[int] = typer.Option(None, "--max-side", help="Long side of the video in pixels."),
@@ -206,7 +208,8 @@ def render(
         numbered = speaker is not None and speaker.isdigit()
         overrides = _flag_overrides(fps=fps, max_side=max_side, seed=seed, tts_model=tts_model, tts_backend=tts_backend,
                                     speaker=int(speaker) if numbered else None,
-                                    speaker_name=None if numbered else speaker, asr_model=asr_model, llm_model=llm_model)
+                                    speaker_name=None if numbered else speaker, asr_model=asr_model, llm_model=llm_model,
+                                    language=language)
         if mem_ratio is not None:
             overrides["gpu"] = {"mem_ratio": mem_ratio}
         config = load_config(preset, overrides)

@@ -30,6 +30,7 @@ DEFAULT_PRESET = "cpu"
 class InputConfig:
     max_chars: int = 20000  # longest script accepted (text, transcript or reply)
     max_audio_s: float = 900.0
+    language: str = "auto"  # the job's language (ISO 639-1); auto: from the text's script, or the ASR's
 
 
 @dataclass(frozen=True)
@@ -220,6 +221,7 @@ _PATH = Rule("a path or name, or empty for the default")
 RULES: dict[str, Rule] = {
     "input.max_chars": _range(1, 10_000_000, " characters"),
     "input.max_audio_s": _range(0.2, 86_400, " s"),
+    "input.language": Rule('"auto" or a language code (en, zh, es, ...)', pattern=r"auto|[a-z]{2,3}"),
     "asr.backend": Rule("faster-whisper or openai-whisper", choices=("faster-whisper", "openai-whisper")),
     "asr.model": _PATH, "asr.device": _DEVICE,
     "asr.compute_type": Rule("a CTranslate2 compute type", choices=(
@@ -234,7 +236,7 @@ RULES: dict[str, Rule] = {
     "llm.context_tokens": _range(64, 1_048_576, " tokens"), "llm.system_prompt": _ANY,
     "llm.repetition_penalty": _range(1.0, 2.0),
     "llm.quantize": Rule('"", "4bit" or "8bit"', choices=("", "4bit", "8bit")),
-    "tts.backend": Rule("piper or coqui", choices=("piper", "coqui")),
+    "tts.backend": Rule("piper, coqui or espeak", choices=("piper", "coqui", "espeak")),
     "tts.voice": _PATH, "tts.device": _DEVICE, "tts.cpu_fallback": _BOOL,
     "tts.speaker": _range(0, 100_000), "tts.speaker_name": _ANY,
     "tts.length_scale": _range(0.25, 4.0), "tts.lead_silence_s": _range(0, 10, " s"),

@@ -1,7 +1,9 @@
-"""The writing system of a text, and whether a voice's language is written in it.
+"""The language of a job, the writing system of a text, and whether a voice can read it.
 
-A voice reading a script it does not know says nonsense (an English voice reads Hanzi as "Chinese
-letter" and spells Cyrillic); that is refused before any stage, naming the script and the voice.
+The language is given (`--language`) or decided from the text's script; a recording's comes from
+its ASR. A voice reading a script it does not know says nonsense (an English voice reads Hanzi as
+"Chinese letter" and spells Cyrillic); that is refused before any stage, naming the script, the
+voice and the voice that can.
 """
 
 from __future__ import annotations
@@ -41,16 +43,46 @@ def scripts_of(text: str) -> Counter[str]:
     return counts
 
 
-def check_voice_speaks(text: str, voice_language: str, voice: str) -> None:
-    """Refuse a text with letters of a script the voice's language is not written in (exit 2): even a
-    few would be read out as character names."""
+def check_voice_speaks(text: str, voice_language: str, voice: str, language: str = "") -> None:
+    """Refuse a text with letters of a script the voice's language is not written in, or a job
+    whose language is not the voice's (exit 2): even a few would be read out as character names."""
     family = voice_language.replace("-", "_").split("_")[0].lower()
     allowed = _LANGUAGE_SCRIPTS.get(family, {"LATIN"})
     foreign = [(n, s) for s, n in scripts_of(text).items() if s not in allowed]
-    if not foreign:
-        return
-    script = max(foreign)[1]
-    raise UsageError(
-        f"the text is written in {_SCRIPTS[script]} script, which the voice {voice} ({voice_language}) cannot "
-        "speak; pass --tts-model with a Piper voice of the text's language (VOICE.onnx with its .onnx.json)"
-    )
+    offer = "; the espeak-ng voices speak it (leave --tts-model out, or pass --tts-backend espeak)"
+    if foreign:
+        script = max(foreign)[1]
+        raise UsageError(f"the text is written in {_SCRIPTS[script]} script, which the voice {voice} "
+                         f"({voice_language}) cannot speak{offer}")
+    if language and language != family:
+        raise UsageError(f"the job's language is {language}, which the voice {voice} ({voice_language}) "
+                         f"does not speak{offer}")
+
+
+# The language a script is most likely written in, when none is given
+_SCRIPT_LANGUAGE = {
+    "LATIN": "en", "CJK": "zh", "HIRAGANA": "ja", "KATAKANA": "ja", "HANGUL": "ko", "CYRILLIC": "ru",
+    "ARABIC": "ar", "GREEK": "el", "HEBREW": "he", "DEVANAGARI": "hi", "THAI": "th", "ARMENIAN": "hy",
+    "GEORGIAN": "ka", "BENGALI": "bn", "TAMIL": "ta", "ETHIOPIC": "am",
+}
+
+
+def decide_language(text: str, setting: str) -> tuple[str, str]:
+    """(ISO 639-1 code, how it was decided): the setting unless "auto", else the text's script
+    (kana anywhere means Japanese); Latin letters are taken as English."""
+    if setting != "auto":
+        return setting.split("-")[0].lower(), "given"
+    counts = scripts_of(text)
+    if not counts:
+        return "en", "no letters: English assumed"
+    if counts.get("HIRAGANA") or counts.get("KATAKANA"):
+        return "ja", "script: Japanese kana"
+    script = counts.most_common(1)[0][0]
+    how = "script: Latin, English assumed (pass --language for another)" if script == "LATIN" else f"script: {_SCRIPTS[script]}"
+    return _SCRIPT_LANGUAGE[script], how
+
+
+def written_in(language: str, text: str) -> bool:
+    """The text holds no letter of a script the language is not written in."""
+    allowed = _LANGUAGE_SCRIPTS.get(language, {"LATIN"})
+    return all(script in allowed for script in scripts_of(text))

@@ -25,6 +25,16 @@ IPA_TO_ARPABET = {
     "ɹ": "R", "r": "R", "ɾ": "D", "s": "S", "ʃ": "SH", "t": "T", "θ": "TH", "v": "V",
     "w": "W", "j": "Y", "z": "Z", "ʒ": "ZH", "ʔ": "T", "x": "K", "ç": "HH", "ɬ": "L",
 }
+# Sounds of other languages (espeak-ng's IPA), each as the English phone whose mouth shape is
+# closest: front rounded vowels are rounded, retroflex and alveolo-palatal sibilants are SH/ZH,
+# uvular and velar fricatives are K/G, the bilabial approximant is lip-to-teeth, not a closure.
+IPA_TO_ARPABET.update({
+    "y": "UW", "ʏ": "UH", "ø": "OW", "œ": "OW", "ɶ": "OW", "ɯ": "UH", "ɤ": "AH", "ɨ": "IH", "ʉ": "UW",
+    "ɵ": "OW", "ɘ": "AH", "ɞ": "AH", "ɛ̃": "EH", "ɲ": "N", "ɳ": "N", "ɱ": "M", "ʎ": "L", "ɭ": "L", "ɫ": "L",
+    "ɺ": "L", "β": "V", "ɸ": "F", "ʋ": "V", "χ": "K", "ʁ": "G", "ɣ": "G", "ʀ": "R", "ɻ": "R", "q": "K",
+    "ɢ": "G", "c": "K", "ɟ": "G", "ɕ": "SH", "ʑ": "ZH", "ʂ": "SH", "ʐ": "ZH", "ʈ": "T", "ɖ": "D",
+    "ħ": "HH", "ʕ": "HH", "ɦ": "HH", "ʝ": "Y", "ɰ": "W", "ɥ": "W",
+})
 _PREFIX_MARKS = {"ˈ", "ˌ"}  # stress: its time belongs to the next phoneme
 _SILENCE = set(".,;:!?—–-…\"'()[]") | {"^", "$", "_"}
 _WORD_BREAK = " "

@@ -261,6 +261,7 @@ def build_manifest(job: Job, reports: list[StageReport], seconds: float) -> dict
             "photo": str(job.photo), "audio": str(job.audio) if job.audio else None,
             "reply": job.reply, **job.input_hashes,
         },
+        "language": {"code": job.language, "decided_by": job.language_decided_by},
         "spoken_text": script.text if script else None,
         "spoken_text_origin": script.origin if script else None,
         "prompt": job.artifacts.get("prompt"),

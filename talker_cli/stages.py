@@ -39,6 +39,8 @@ class Job:
     vram: dict[str, Any] = field(default_factory=dict)
     requested_config_sha256: str = ""  # the config as asked for, before any CPU fallback
     cache: Any = None  # a WorkCache: finished stage results are reused from it and recorded in it
+    language: str = "en"  # ISO 639-1, decided before any stage (text) or by the ASR (recording)
+    language_decided_by: str = ""
 
     def __post_init__(self) -> None:
         self.requested_config_sha256 = self.requested_config_sha256 or self.config.digest()
@@ -144,13 +146,18 @@ class PreflightStage(Stage):
 
 
 def check_text_language(job: Job) -> None:
-    """A text the job's voice cannot read is refused before any stage (a reply is checked when spoken)."""
+    """The job's language from the text (or as given), and its voice found and able to read the text:
+    refused before any stage otherwise (a reply is checked when it is spoken)."""
+    from .language import decide_language
     from .tts import make_tts
 
-    if job.text is not None and not job.reply:
-        engine = make_tts(job.config.tts)
-        if hasattr(engine, "check_language"):
-            engine.check_language(job.text)
+    if job.text is None:
+        return
+    job.language, job.language_decided_by = decide_language(job.text, job.config.input.language)
+    engine = make_tts(job.config.tts, job.language)
+    engine.locate()
+    if hasattr(engine, "check_language") and not job.reply:
+        engine.check_language(job.text, job.language)
 
 
 def job_size(job: Job):
@@ -249,6 +256,11 @@ class InputStage(Stage):
         return {"audio_s": round(duration, 3)}
 
 
+def recording_language(transcript, job: Job) -> tuple[str, str]:
+    given = job.config.input.language
+    return (given, "given") if given != "auto" else (transcript.language or "en", "asr")
+
+
 def transcript_script(transcript, job: Job) -> Script:
     """What the face says of a recording. No recognized word is no error: the alignment then times
     the phones it hears (and refuses a recording with none); a reply needs words to answer."""
@@ -276,6 +288,7 @@ class AsrStage(Stage):
     def run(self, job: Job) -> dict[str, Any]:
         transcript = self.engine.transcribe(job.artifacts["speech"])
         job.artifacts["transcript"] = transcript
+        job.language, job.language_decided_by = recording_language(transcript, job)
         job.artifacts["script"] = transcript_script(transcript, job)
         return {"words": len(transcript.words), "language": transcript.language}
 
@@ -293,6 +306,7 @@ class AsrStage(Stage):
         data = json.loads((folder / "transcript.json").read_text())
         transcript = Transcript(data["text"], tuple(Word(*w) for w in data["words"]), data["language"])
         job.artifacts["transcript"] = transcript
+        job.language, job.language_decided_by = recording_language(transcript, job)
         job.artifacts["script"] = transcript_script(transcript, job)
 
     def unload(self) -> None:
@@ -351,21 +365,31 @@ class TtsStage(Stage):
         return "speech" not in job.artifacts
 
     def load(self, job: Job) -> None:
+        self.engines: dict[str, Any] = {}
+        self.engine_for(job)
+
+    def engine_for(self, job: Job):
+        """The voice of the job's language, loaded once for the jobs of a batch that speak it."""
         from .tts import make_tts
 
-        self.engine = make_tts(job.config.tts)
-        self.backend, self.model = self.engine.name, self.engine.model_path
-        self.engine.load()
+        if job.language not in self.engines:
+            engine = make_tts(job.config.tts, job.language)
+            engine.load()
+            self.engines[job.language] = engine
+        engine = self.engines[job.language]
+        self.backend, self.model = engine.name, engine.model_path
+        return engine
 
     def run(self, job: Job) -> dict[str, Any]:
-        if hasattr(self.engine, "check_language"):  # a reply or a transcript is known only now
-            self.engine.check_language(job.artifacts["script"].text)
-        speech = self.engine.synthesize(job.artifacts["script"].text)
+        engine = self.engine_for(job)
+        if hasattr(engine, "check_language"):  # a reply or a transcript is known only now
+            engine.check_language(job.artifacts["script"].text, job.language)
+        speech = engine.synthesize(job.artifacts["script"].text)
         job.artifacts["speech"] = speech
         return {"speech_s": round(speech.duration_s, 3), "sample_rate": speech.sample_rate}
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
-        return {"text": job.artifacts["script"].text, "tts": asdict(job.config.tts)}
+        return {"text": job.artifacts["script"].text, "tts": asdict(job.config.tts), "language": job.language}
 
     def save(self, job: Job, folder: Path) -> None:
         import numpy as np
@@ -389,7 +413,7 @@ class TtsStage(Stage):
         )
 
     def unload(self) -> None:
-        self.engine = None
+        self.engines = {}
 
 
 class AlignmentStage(Stage):

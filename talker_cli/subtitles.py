@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from .artifacts import Word
 
 MAX_CHARS = 42
+MAX_UNSPACED_CHARS = 16  # Chinese and Japanese: each character takes two columns
 PAUSE_BREAK_S = 0.5
+_SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
 
 
 @dataclass(frozen=True)
@@ -25,9 +27,9 @@ def cues_from_words(words: Sequence[Word]) -> list[Cue]:
         if current:
             text = " ".join(w.text for w in current + [word])
             pause = word.start_s - current[-1].end_s
-            if len(text) > MAX_CHARS or pause > PAUSE_BREAK_S or current[-1].text.endswith((".", "!", "?")):
+            if len(text) > MAX_CHARS or pause > PAUSE_BREAK_S or current[-1].text.endswith(_SENTENCE_ENDS):
                 # A sentence's last word alone on screen reads badly: a long cue gives it a companion.
-                orphan = len(text) > MAX_CHARS and pause <= PAUSE_BREAK_S and word.text.endswith((".", "!", "?"))
+                orphan = len(text) > MAX_CHARS and pause <= PAUSE_BREAK_S and word.text.endswith(_SENTENCE_ENDS)
                 carried = 1 if orphan and len(current) > 2 else 0
                 kept = current[:len(current) - carried]
                 cues.append(Cue(kept[0].start_s, kept[-1].end_s, " ".join(w.text for w in kept)))
@@ -38,20 +40,39 @@ def cues_from_words(words: Sequence[Word]) -> list[Cue]:
     return cues
 
 
-def cues_from_text(text: str, start_s: float, end_s: float) -> list[Cue]:
-    """No per-word labels: lay the text's lines over the speech by character count."""
+def unspaced(text: str) -> bool:
+    """Written without spaces between words (Chinese, Japanese)."""
+    from .language import script_of
+
+    return any(script_of(c) in ("CJK", "HIRAGANA", "KATAKANA") for c in text)
+
+
+def _lines(tokens: Sequence[str], limit: int, joiner: str) -> list[str]:
+    """Tokens packed into lines of at most `limit` characters, a sentence's end ending its line."""
     lines, line = [], ""
-    for token in text.split():
-        if line and len(line) + 1 + len(token) > MAX_CHARS:
+    for token in tokens:
+        if line and len(line) + len(joiner) + len(token) > limit:
             lines.append(line)
             line = token
         else:
-            line = f"{line} {token}".strip()
-        if line.endswith((".", "!", "?")):
+            line = f"{line}{joiner}{token}" if line else token
+        if line.endswith(_SENTENCE_ENDS):
             lines.append(line)
             line = ""
-    if line:
-        lines.append(line)
+    return lines + [line] if line else lines
+
+
+def cues_from_text(text: str, start_s: float, end_s: float) -> list[Cue]:
+    """No per-word labels: lay the text's lines over the speech by character count. Text written
+    without spaces is cut after its punctuation, and within MAX_UNSPACED_CHARS characters."""
+    if unspaced(text):
+        import re
+
+        clauses = re.findall(r"[^，。！？、；：,.!?;:\s]+[，。！？、；：,.!?;:]*", text)
+        tokens = [c[i:i + MAX_UNSPACED_CHARS] for c in clauses for i in range(0, len(c), MAX_UNSPACED_CHARS)]
+        lines = _lines(tokens, MAX_UNSPACED_CHARS, "")
+    else:
+        lines = _lines(text.split(), MAX_CHARS, " ")
     total = sum(len(x) for x in lines) or 1
     cues, t = [], start_s
     for x in lines:

@@ -15,6 +15,7 @@ import numpy as np
 from .artifacts import Speech
 from .config import TtsConfig
 from .coqui_tts import CoquiTts
+from .espeak_tts import EspeakTts
 from .errors import ModelMissingError, UsageError
 from .speech_join import join_speech
 
@@ -79,13 +80,13 @@ class PiperTts:
             raise UsageError(f"the voice {voice} has {count} speaker(s); --speaker {self.config.speaker} is not one of them")
         return self.config.speaker if count > 1 else None
 
-    def check_language(self, text: str) -> None:
-        """The voice's language (from its .onnx.json) can be written in the text's script."""
+    def check_language(self, text: str, language: str = "") -> None:
+        """The voice's language (from its .onnx.json) is the job's and is written in the text's script."""
         from .language import check_voice_speaks
 
         config = self.voice_config()
-        language = (config.get("language") or {}).get("code") or (config.get("espeak") or {}).get("voice") or "en"
-        check_voice_speaks(text, language, Path(self.model_path).stem)
+        voice_language = (config.get("language") or {}).get("code") or (config.get("espeak") or {}).get("voice") or "en"
+        check_voice_speaks(text, voice_language, Path(self.model_path).stem, language)
 
     def load(self) -> None:
         self.locate()
@@ -112,11 +113,15 @@ class PiperTts:
         self.voice = None
 
 
-BACKENDS = {"piper": PiperTts, "coqui": CoquiTts}
+BACKENDS = {"piper": PiperTts, "coqui": CoquiTts, "espeak": EspeakTts}
 
 
-def make_tts(config: TtsConfig) -> TtsBackend:
+def make_tts(config: TtsConfig, language: str = "en") -> TtsBackend:
+    """The job's voice: the preset's, except that the default Piper voice (English) hands a job in
+    another language to espeak-ng's voice for it."""
     if config.backend not in BACKENDS:
         raise UsageError(f"unknown TTS backend '{config.backend}'; choose one of: {', '.join(BACKENDS)}")
+    if config.backend == "espeak" or (config.backend == "piper" and not config.voice and language != "en"):
+        return EspeakTts(config, language)
     return BACKENDS[config.backend](config)
 

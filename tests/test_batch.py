@@ -286,3 +286,36 @@ def test_ray_gpu_requests_come_from_the_plan(workspace):
     assert gpus_for(JobSpec(1, photo, "a.mp4", text="hi", reply=True), "gpu-12gb") == 1  # the LLM on a GPU
     assert gpus_for(JobSpec(1, photo, "a.mp4", audio=workspace / "speech.wav"), "gpu-24gb") == 1
     assert gpus_for(JobSpec(1, photo, "a.mp4", text="hi", reply=True), "cpu") == 0
+
+
+def test_a_rerun_with_another_config_redoes_the_job(workspace):
+    path = write_jobs(workspace, [{"photo": "face.png", "text": "First.", "output": "a.mp4"}])
+    out = workspace / "out"
+    assert runner.invoke(app, ["batch", str(path), "--out-dir", str(out), "-q"]).exit_code == 0
+    preset = workspace / "thirty.toml"
+    preset.write_text("[render]\nfps = 30\n")
+    summary = json.loads(runner.invoke(app, ["batch", str(path), "--out-dir", str(out), "-q", "--json",
+                                             "--preset", str(preset)]).stdout)
+    assert [j["status"] for j in summary["jobs"]] == ["ok"]  # same inputs, other settings: not complete
+    assert json.loads((out / "a.json").read_text())["video"]["fps"] == 30
+
+
+def test_a_link_inside_the_batch_folder_to_a_file_outside_is_refused(workspace, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside")
+    shutil.copy(workspace / "face.png", outside / "secret.png")
+    (workspace / "innocent.png").symlink_to(outside / "secret.png")
+    path = write_jobs(workspace, [{"photo": "innocent.png", "text": "Hi.", "output": "a.mp4"}])
+    with pytest.raises(UsageError, match="outside the allowed folders"):
+        read_batch(path)
+
+
+def test_ctrl_c_stops_a_render_with_130_and_leaves_nothing(workspace):
+    out = workspace / "out"
+    out.mkdir()
+    text = "This job is interrupted from the keyboard part of the way through. " * 4
+    process = subprocess.Popen([sys.executable, "-m", "talker_cli", "render", "--photo", str(workspace / "face.png"),
+                                "--text", text, "-o", str(out / "k.mp4"), "-q"], stderr=subprocess.PIPE)
+    time.sleep(3.0)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 130
+    assert list(out.iterdir()) == []

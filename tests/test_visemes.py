@@ -128,3 +128,11 @@ def test_the_mouth_rests_before_the_anticipation_window_and_one_frame_after_the_
     assert mouth[centres < 0.8 - config.anticipation_s].max() == 0
     assert mouth[centres > 1.2 + 1 / fps].max() == 0
     assert mouth[(centres > 0.85) & (centres < 1.15)].min() > 0.5  # and speaks in between
+
+
+@pytest.mark.parametrize("fps", [25, 30, 60])
+def test_a_closure_is_forced_shut_from_the_frame_it_starts_in(fps):
+    segments = [seg("aa", 0, 0.4), seg("PP", 0.41, 0.48), seg("aa", 0.48, 0.9)]
+    w = mouth_weights(segments, 0.9, fps, VisemeConfig())
+    first, last = int(np.floor(0.41 * fps)), int(np.ceil(0.48 * fps)) - 1
+    assert all(w[k, INDEX["mouthClose"]] >= 0.9 for k in range(first, last + 1))  # not a frame late

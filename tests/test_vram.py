@@ -384,3 +384,10 @@ def test_gpu_tier_presets_plan_whisper_from_its_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     result = runner.invoke(app, ["check-gpu", "--preset", "gpu-24gb", "--audio", str(Path(__file__).parent.parent / "samples" / "speech.wav")])
     assert result.exit_code == 4 and f"{tmp_path}/whisper/large-v3.pt" in result.stderr and "--asr-model" in result.stderr
+
+
+def test_the_llm_plan_holds_the_kv_cache_of_every_token_it_will_generate():
+    short = causal_lm_plan(QWEN_7B, Workload(prompt_tokens=20, new_tokens=64), "llm", "cuda:0")
+    long = causal_lm_plan(QWEN_7B, Workload(prompt_tokens=20, new_tokens=8064), "llm", "cuda:0")
+    # the prompt, hence the prefill's activations, is the same: the difference is the cache
+    assert long.peak_bytes - short.peak_bytes == pytest.approx(kv_cache_bytes(QWEN_7B, 8000), rel=0.02)

@@ -1,0 +1,148 @@
+"""espeak-ng as the offline voice of every language it knows, timed by its own phoneme events.
+
+The library (Debian's libespeak-ng1, installed with espeak-ng) is driven through its C API: a
+synchronous synthesis whose callback receives the audio and, for each phoneme, an event with its
+IPA and its sample position, so the speech carries native phone timings like Piper's. Mandarin is
+spoken from pinyin with tone numbers (pypinyin, whose phrase dictionary settles most polyphonic
+characters) by the cmn-latn-pinyin voice: the cmn voice reads many Hanzi wrongly.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .artifacts import Speech
+from .config import TtsConfig
+from .errors import InputError, ModelMissingError, UsageError
+from .speech_join import join_speech
+
+_SYNCHRONOUS = 2  # AUDIO_OUTPUT_SYNCHRONOUS: samples come to the callback
+_PHONEME_EVENTS, _PHONEME_IPA, _DONT_EXIT = 0x0001, 0x0002, 0x8000
+_EVENT_END, _EVENT_WORD, _EVENT_PHONEME = 0, 1, 7
+_POS_CHARACTER, _CHARS_UTF8 = 1, 1
+# Languages whose espeak-ng voice is not named by the language's code
+VOICES = {"zh": "cmn-latn-pinyin"}
+# Voices that read only some of their language's scripts: espeak-ng's Japanese reads kana, and would
+# spell each kanji out as "Chinese letter"
+READS_ONLY = {"ja": ({"HIRAGANA", "KATAKANA"}, "kana; write the text in kana, or pass a Japanese Piper voice")}
+
+
+class _Id(ctypes.Union):
+    _fields_ = [("number", ctypes.c_int), ("name", ctypes.c_char_p), ("string", ctypes.c_char * 8)]
+
+
+class _Event(ctypes.Structure):  # espeak_EVENT in speak_lib.h
+    _fields_ = [("type", ctypes.c_int), ("unique_identifier", ctypes.c_uint), ("text_position", ctypes.c_int),
+                ("length", ctypes.c_int), ("audio_position", ctypes.c_int), ("sample", ctypes.c_int),
+                ("user_data", ctypes.c_void_p), ("id", _Id)]
+
+
+_Callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_Event))
+_library = None  # the library keeps one global state per process: initialised once
+
+
+def voice_for(language: str) -> str:
+    return VOICES.get(language, language)
+
+
+def _espeak():
+    """The library, initialised for synchronous synthesis with IPA phoneme events; its sample rate."""
+    global _library
+    if _library is None:
+        name = ctypes.util.find_library("espeak-ng") or "libespeak-ng.so.1"
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            raise ModelMissingError("the espeak-ng library is not installed; run: apt-get install espeak-ng") from None
+        rate = lib.espeak_Initialize(_SYNCHRONOUS, 0, None, _PHONEME_EVENTS | _PHONEME_IPA | _DONT_EXIT)
+        if rate <= 0:
+            raise ModelMissingError("espeak-ng could not start (its data folder is missing); reinstall espeak-ng")
+        _library = (lib, rate)
+    return _library
+
+
+def to_pinyin(text: str) -> str:
+    """Hanzi -> pinyin syllables with tone numbers (neutral tone 5); other characters kept."""
+    from pypinyin import Style, lazy_pinyin
+
+    syllables = lazy_pinyin(text, style=Style.TONE3, neutral_tone_with_five=True, errors="default")
+    return re.sub(r"\s+", " ", " ".join(syllables)).strip()
+
+
+class EspeakTts:
+    name = "espeak-ng"
+
+    def __init__(self, config: TtsConfig, language: str = "en"):
+        self.config = config
+        self.language = language
+        self.voice = config.voice if config.backend == "espeak" and config.voice else voice_for(language)
+        self.model_path = f"espeak-ng voice {self.voice}"
+        self.speaks = self.voice.split("-")[0] if self.voice != "cmn-latn-pinyin" else "zh"
+
+    def locate(self) -> None:
+        lib, _ = _espeak()
+        if lib.espeak_SetVoiceByName(self.voice.encode()) != 0:
+            raise ModelMissingError(f"espeak-ng has no voice {self.voice!r} (for language {self.language}); "
+                                    "list them with: espeak-ng --voices")
+
+    def check_language(self, text: str, language: str = "") -> None:
+        from .language import check_voice_speaks, scripts_of
+
+        check_voice_speaks(text, self.speaks, f"espeak-ng {self.voice}", language)
+        scripts, advice = READS_ONLY.get(self.voice, (None, ""))
+        if scripts is not None and set(scripts_of(text)) - scripts:
+            raise UsageError(f"the espeak-ng voice {self.voice} reads only {advice}")
+
+    def load(self) -> None:
+        self.locate()
+
+    def synthesize(self, text: str) -> Speech:
+        lib, rate = _espeak()
+        lib.espeak_SetVoiceByName(self.voice.encode())
+        lib.espeak_SetParameter(1, int(round(175 / self.config.length_scale)), 0)  # espeakRATE, words a minute
+        spoken = to_pinyin(text) if self.voice == "cmn-latn-pinyin" else text
+        chunks, marks = [], []  # marks: (sample, IPA or " " at a word start)
+
+        def on_audio(wav, count, events):
+            if wav and count > 0:
+                chunks.append(np.ctypeslib.as_array(wav, shape=(count,)).astype(np.float32) / 32768.0)
+            i = 0
+            while events[i].type != _EVENT_END:
+                event = events[i]
+                if event.type == _EVENT_WORD:
+                    marks.append((event.sample, " "))
+                elif event.type == _EVENT_PHONEME:
+                    marks.append((event.sample, bytes(event.id.string).split(b"\0")[0].decode("utf-8", "replace")))
+                i += 1
+            return 0
+
+        callback = _Callback(on_audio)  # referenced until synthesis returns
+        lib.espeak_SetSynthCallback(callback)
+        data = spoken.encode("utf-8")
+        if lib.espeak_Synth(data, len(data) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None) != 0:
+            raise UsageError(f"espeak-ng could not speak the text with the voice {self.voice}")
+        samples = np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
+        if not any(ipa.strip() for _, ipa in marks):
+            raise InputError("the text has nothing to say (no speakable words); pass words to speak")
+        return join_speech([(samples, _symbols(marks, len(samples), rate))], rate, self.config)
+
+    def unload(self) -> None:
+        pass
+
+
+def _symbols(marks: list[tuple[int, str]], total: int, rate: int) -> list[tuple[str, float]]:
+    """Phoneme events -> one (IPA code point, seconds) per code point, the event's time shared among
+    its code points; a pause is a space (silence), as Piper's alignments are."""
+    symbols = []
+    for (start, ipa), (end, _) in zip(marks, marks[1:] + [(total, "")]):
+        seconds = max(end - start, 0) / rate
+        ipa = re.sub(r"([sz])\.", lambda m: {"s": "ʂ", "z": "ʐ"}[m.group(1)], ipa)  # espeak's retroflex spelling
+        points = list(re.sub(r"[ˈˌ.']", "", ipa)) or [" "]  # stress and syllable marks are not sounds
+        symbols += [(point, seconds / len(points)) for point in points]
+    lead = marks[0][0] / rate if marks else 0.0
+    return ([(" ", lead)] if lead > 0 else []) + symbols
