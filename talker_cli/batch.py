@@ -60,6 +60,11 @@ def _read_text(spec: JobSpec) -> str | None:
 SUMMARY_NAME = "batch.json"
 
 
+def job_config(preset: str, language: str) -> TalkerConfig:
+    """A batch job's config: its preset, with its language column when it has one."""
+    return load_config(preset, {"input": {"language": language}} if language else None)
+
+
 def check_batch_paths(specs: list[JobSpec], jobs_file: Path, out_dir: Path, default_preset: str,
                       metrics_file: Path | None) -> None:
     """Every file the batch writes (each job's four, the summary, the metrics) is its own and none is an
@@ -89,13 +94,14 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
     started = time.perf_counter()
     cache = WorkCache(read=not force)  # finished stages of interrupted jobs are reused from it
     rows: list[dict[str, Any]] = []
-    groups: dict[str, list[tuple[JobSpec, Job]]] = {}
-    configs = {name: load_config(name) for name in {s.preset or default_preset for s in specs}}
+    groups: dict[tuple[str, str], list[tuple[JobSpec, Job]]] = {}
+    configs = {key: job_config(*key) for key in {(s.preset or default_preset, s.language or "") for s in specs}}
     for spec in specs:
         row = {"line": spec.line, "output": str(out_dir / spec.output), "status": "pending"}
         rows.append(row)
         preset = spec.preset or default_preset
-        config = configs[preset]
+        group = (preset, spec.language or "")
+        config = configs[group]
         try:
             text = _read_text(spec)
         except TalkerError as error:
@@ -107,9 +113,9 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
             continue
         job = Job(photo=spec.photo, output=output, config=config, text=text, audio=spec.audio, reply=spec.reply,
                   cache=cache)
-        groups.setdefault(preset, []).append((spec, job))
+        groups.setdefault(group, []).append((spec, job))
     by_line = {row["line"]: row for row in rows}
-    for preset, members in groups.items():
+    for members in groups.values():
         for start in range(0, len(members), CHUNK):
             chunk = members[start:start + CHUNK]
             stages = (stages_factory or render_stages)()

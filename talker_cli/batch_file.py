@@ -1,7 +1,7 @@
 """Batch files: one job per line (JSON Lines) or per row (CSV with a header), checked before any work.
 
 Columns: photo, output (a file name ending in .mp4), exactly one of text / text_file / audio, and
-optionally reply (true/false) and preset. Paths are taken relative to the batch file and must stay
+optionally reply (true/false), preset and language. Paths are taken relative to the batch file and must stay
 inside its folder or a folder given with --allow.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .errors import UsageError
 
-COLUMNS = {"photo", "output", "text", "text_file", "audio", "reply", "preset"}
+COLUMNS = {"photo", "output", "text", "text_file", "audio", "reply", "preset", "language"}
 _TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no", ""}
 
 
@@ -28,6 +28,7 @@ class JobSpec:
     audio: Path | None = None
     reply: bool = False
     preset: str | None = None
+    language: str | None = None  # the job's language; none: decided as for a render
 
 
 def _rows(path: Path) -> list[tuple[int, dict]]:
@@ -124,6 +125,7 @@ def read_batch(path: Path, allowed: list[Path] | None = None) -> list[JobSpec]:
             line=number, photo=local("photo"), output=output,
             text=str(row["text"]) if "text" in row else None, text_file=local("text_file"),
             audio=local("audio"), reply=bool(reply), preset=preset_of(row.get("preset"), base, folders, where),
+            language=row.get("language"),
         ))
     if not specs:
         raise UsageError(f"{path} holds no jobs")

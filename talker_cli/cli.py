@@ -335,8 +335,10 @@ def batch(
         from .device_lock import device_locks
 
         specs = read_batch(jobs_file, allow)
-        for name in {s.preset or preset for s in specs}:
-            load_config(name)  # an unknown preset fails the batch before any work
+        from .batch import job_config
+
+        for key in {(s.preset or preset, s.language or "") for s in specs}:
+            job_config(*key)  # an unknown preset or language fails the batch before any work
         from .batch import check_batch_paths
 
         check_batch_paths(specs, jobs_file, out_dir, preset, metrics_file)

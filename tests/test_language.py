@@ -186,3 +186,20 @@ def test_the_multilingual_model_is_assembled_once_into_the_cache(tmp_path, monke
     made = model.stat().st_mtime_ns
     assert multilingual_whisper() == folder and model.stat().st_mtime_ns == made  # reused, not rebuilt
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(".building-")]
+
+
+def test_a_batch_speaks_each_job_in_its_own_language(tmp_path, face_photo):
+    import json
+    import shutil
+
+    shutil.copy(face_photo, tmp_path / "face.png")
+    rows = [{"photo": "face.png", "text": "Hello there.", "output": "en.mp4"},
+            {"photo": "face.png", "text": "你好，世界。", "output": "zh.mp4"},
+            {"photo": "face.png", "text": "Hola, amigo.", "output": "es.mp4", "language": "es"}]
+    (tmp_path / "jobs.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    result = runner.invoke(app, ["batch", str(tmp_path / "jobs.jsonl"), "--out-dir", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 0, result.stderr
+    for name, code, voice in (("en", "en", "piper"), ("zh", "zh", "espeak-ng"), ("es", "es", "espeak-ng")):
+        manifest = json.loads((tmp_path / "out" / f"{name}.json").read_text())
+        assert manifest["language"]["code"] == code
+        assert {s["name"]: s for s in manifest["stages"]}["tts"]["backend"] == voice
