@@ -56,6 +56,14 @@ def _dequantized_dir(gguf: Path) -> Path:
     return cache_root() / "llm" / f"{gguf.stem}-{stat.st_size}"
 
 
+def check_reply_language(config: LlmConfig, language: str) -> None:
+    """The bundled SmolLM2 answers in English only: a reply in another language needs a model of the
+    user's that speaks it (refused, not answered in English)."""
+    if language != "en" and not config.model:
+        raise UsageError(f"the bundled LLM (SmolLM2-135M) answers only in English, and this job's language is "
+                         f"{language}; pass --llm-model with a multilingual model (a local Qwen2.5 folder, for example)")
+
+
 def resolve_llm_path(model: str) -> Path:
     """Empty: the bundled GGUF. A path: itself. 'org/name': its snapshot in the Hugging Face cache,
     looked up offline; when absent, the error names the cache folder."""

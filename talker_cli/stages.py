@@ -154,6 +154,10 @@ def check_text_language(job: Job) -> None:
     if job.text is None:
         return
     job.language, job.language_decided_by = decide_language(job.text, job.config.input.language)
+    if job.reply:
+        from .llm import check_reply_language
+
+        check_reply_language(job.config.llm, job.language)
     engine = make_tts(job.config.tts, job.language)
     engine.locate()
     if hasattr(engine, "check_language") and not job.reply:
@@ -330,8 +334,9 @@ class LlmStage(Stage):
         self.engine.load()
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .llm import spoken_reply
+        from .llm import check_reply_language, spoken_reply
 
+        check_reply_language(job.config.llm, job.language)  # a recording's language is known only now
         prompt = job.artifacts["script"].text
         reply = spoken_reply(self.engine.reply(prompt))
         job.artifacts["prompt"] = prompt
