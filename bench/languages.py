@@ -1,0 +1,101 @@
+"""Languages benchmark: each language rendered with its default voice, then heard back.
+
+For each sentence: `talker render` with the language's default voice writes an MP4; its own audio
+is transcribed by the multilingual ASR (Whisper base) in that language and scored against the
+input text (character error rate, spaces and punctuation left out); the same audio, fed back as a
+recording, is aligned as `talker render --audio` would align it and its phone boundaries are
+compared with the voice's own phone timings (fraction within 25 ms). Prints one table.
+
+    python bench/languages.py [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unicodedata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+SENTENCES = {
+    "zh": "今天天气很好，我们一起去公园散步吧。",
+    "ja": "こんにちは、わたしははなすかおです。",
+    "es": "Buenos días, me llamo Pablo y vivo en Madrid.",
+    "de": "Guten Morgen, ich wohne in Berlin und arbeite gern.",
+    "ru": "Доброе утро, меня зовут Иван, я живу в Москве.",
+}
+
+
+def letters(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKC", text).lower() if c.isalnum())
+
+
+def cer(reference: str, hypothesis: str) -> float:
+    a, b = letters(reference), letters(hypothesis)
+    d = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, d[0] = d[0], i
+        for j, y in enumerate(b, 1):
+            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (x != y))
+    return d[-1] / max(len(a), 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    from lipsync import boundary_errors
+
+    from talker_cli.alignment import AnchoredAligner
+    from talker_cli.artifacts import Speech
+    from talker_cli.asr import ASR_RATE, make_asr
+    from talker_cli.audio_io import decode_audio
+    from talker_cli.config import AsrConfig, TtsConfig
+    from talker_cli.tts import make_tts
+
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for code, text in SENTENCES.items():
+            out = Path(folder) / f"{code}.mp4"
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "talker_cli", "render", "--photo", str(ROOT / "samples" / "face.png"),
+                            "--text", text, "--language", code, "-o", str(out), "-q", "--force"], check=True)
+            seconds = time.perf_counter() - started
+            manifest = json.loads(out.with_suffix(".json").read_text())
+            heard = Speech(decode_audio(out, ASR_RATE), ASR_RATE, "recording", source_path=out)
+            asr = make_asr(AsrConfig(), code)
+            asr.load()
+            transcript = asr.transcribe(heard)
+            asr.unload()
+            voice = make_tts(TtsConfig(), code)  # the same voice's own timings of the same text
+            voice.load()
+            native = voice.synthesize(text).native_phones
+            aligner = AnchoredAligner(code)
+            aligner.load()
+            track = aligner.align(heard, transcript.text, transcript.words)
+            errors, missed = boundary_errors(list(native), list(track.phones))
+            within = sum(abs(e) <= 0.025 for e in errors) / max(len(errors) + missed, 1)
+            rows.append({"language": code, "voice": manifest["stages"][5]["model"], "cer": round(cer(text, transcript.text), 3),
+                         "heard": transcript.text, "boundary_within_25ms": round(within, 3),
+                         "seconds_per_audio_second": round(seconds / manifest["video"]["duration_s"], 3)})
+            print(json.dumps(rows[-1], ensure_ascii=False), file=sys.stderr)
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    print("| language | voice | CER of the MP4's audio | boundaries within 25 ms | s per audio s |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['language']} | {r['voice']} | {r['cer']} | {r['boundary_within_25ms']} | {r['seconds_per_audio_second']} |")
+
+
+if __name__ == "__main__":
+    main()
