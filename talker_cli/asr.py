@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .artifacts import Speech, Transcript, Word
-from .caches import cache_root
+from .offline import cache_root
 from .config import AsrConfig
 from .errors import ModelMissingError, UsageError
 

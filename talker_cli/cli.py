@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +16,9 @@ from typing import Optional
 
 import typer
 
-from .errors import ExitCode, InputError, NoGpuError, ResourceError, TalkerError, Terminated, UsageError, os_error
+from .errors import (
+    ExitCode, InputError, NoGpuError, ResourceError, TalkerError, Terminated, UsageError, os_error, stop_cleanly_on_sigterm,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -38,10 +39,6 @@ WAIT = typer.Option(0.0, "--wait", help="Seconds to wait for a GPU another talke
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr.")
 
 
-def _on_sigterm(signum, frame):
-    raise Terminated()
-
-
 def _interrupted(error: KeyboardInterrupt) -> None:
     terminated = isinstance(error, Terminated)
     typer.echo(f"talker: {'terminated' if terminated else 'interrupted'}; unfinished outputs were removed", err=True)
@@ -49,12 +46,10 @@ def _interrupted(error: KeyboardInterrupt) -> None:
 
 
 def _force_offline() -> None:
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    # No code path may reach a model hub: the libraries are told so before they are imported.
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from .offline import force_offline
+
+    stop_cleanly_on_sigterm()
+    force_offline()
 
 
 def _mib(value: int | None) -> str:
@@ -226,7 +221,9 @@ def render(
 
         job = Job(photo=photo, output=output, config=config, text=text, audio=audio, reply=reply,
                   cache=WorkCache(read=not force))
-        with device_locks(_gpus_used(config, audio is not None, reply), _check_wait(wait)):
+        from .preflight import gpus_used
+
+        with device_locks(gpus_used(config, audio is not None, reply), _check_wait(wait)):
             manifest = run_job(job, on_stage=progress)
     if json_out:
         typer.echo(json.dumps(manifest, indent=2))
@@ -349,8 +346,10 @@ def batch(
             # Ray places GPU jobs by its own GPU accounting; each worker's preflight reserves memory.
             summary = run_batch_on_ray(specs, out_dir.resolve(), preset, force, ray_address)
         else:
+            from .preflight import gpus_used
+
             configs = {name: load_config(name) for name in {s.preset or preset for s in specs}}
-            gpus = {d for s in specs for d in _gpus_used(configs[s.preset or preset], s.audio is not None, s.reply)}
+            gpus = {d for s in specs for d in gpus_used(configs[s.preset or preset], s.audio is not None, s.reply)}
             with device_locks(sorted(gpus), _check_wait(wait)):
                 summary = run_batch(specs, out_dir, preset, force=force, on_stage=progress)
         if metrics_file is not None:
@@ -362,14 +361,6 @@ def batch(
     if json_out:
         typer.echo(json.dumps({k: v for k, v in summary.items()}, indent=2, default=str))
     raise typer.Exit(summary["exit_code"])
-
-
-def _gpus_used(config, audio: bool, reply: bool) -> list[str]:
-    """The GPUs a job's running stages are placed on: only their locks are taken."""
-    from .preflight import JobSize, stage_devices, stages_that_run, uses_gpu
-
-    ran = stages_that_run(JobSize(audio_s=1.0 if audio else 0.0, reply=reply))
-    return sorted({d for stage, d in stage_devices(config).items() if stage in ran and uses_gpu(d)})
 
 
 def _check_wait(seconds: float) -> float:

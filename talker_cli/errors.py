@@ -70,3 +70,13 @@ def os_error(error: OSError) -> TalkerError:
 class Terminated(KeyboardInterrupt):
     """SIGTERM, turned into an exception so every finally block (freeing the GPU, removing partial
     files) runs before the process exits."""
+
+
+def stop_cleanly_on_sigterm() -> None:
+    """SIGTERM raises Terminated in the main thread, so a job stops as it does on Ctrl-C."""
+    import signal
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, terminate)

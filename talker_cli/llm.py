@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from .artifacts import Script
-from .caches import cache_root
+from .offline import cache_root
 from .config import LlmConfig
 from .errors import InputError, ModelMissingError, UsageError
 

@@ -64,6 +64,12 @@ def stages_that_run(size: JobSize) -> set[str]:
     return ran
 
 
+def gpus_used(config: TalkerConfig, audio: bool, reply: bool) -> list[str]:
+    """The GPUs a job's running stages are placed on (their locks are taken, Ray gives it one)."""
+    ran = stages_that_run(JobSize(audio_s=1.0 if audio else 0.0, reply=reply))
+    return sorted({d for stage, d in stage_devices(config).items() if stage in ran and uses_gpu(d)})
+
+
 def locate_models(config: TalkerConfig, stages: set[str]) -> None:
     """Every model the job's stages load is where they look (and a chosen speaker is in its model):
     a missing one is refused before any stage runs, whatever the device."""

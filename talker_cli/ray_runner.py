@@ -22,17 +22,17 @@ from .errors import ModelMissingError, UsageError
 
 def gpus_for(spec: JobSpec, default_preset: str) -> int:
     from .config import load_config
-    from .preflight import JobSize, stage_devices, stages_that_run, uses_gpu
+    from .preflight import gpus_used
 
-    size = JobSize(text_chars=1, audio_s=1.0 if spec.audio else 0.0, reply=spec.reply)
-    devices = stage_devices(load_config(spec.preset or default_preset))
-    return int(any(uses_gpu(d) for stage, d in devices.items() if stage in stages_that_run(size)))
+    return int(bool(gpus_used(load_config(spec.preset or default_preset), spec.audio is not None, spec.reply)))
 
 
 def _render_one(spec: JobSpec, out_dir: str, default_preset: str, force: bool) -> dict[str, Any]:
-    from .cli import _force_offline
+    from .errors import stop_cleanly_on_sigterm
+    from .offline import force_offline
 
-    _force_offline()
+    stop_cleanly_on_sigterm()
+    force_offline()
     summary = run_batch([spec], Path(out_dir), default_preset, force=force, summary_file=False)
     row = summary["jobs"][0]
     row["node"] = os.uname().nodename
