@@ -39,8 +39,8 @@ def _nvml_devices(environ) -> list[GpuDevice] | None:
         return None
     try:
         pynvml.nvmlInit()
-    except Exception:  # no driver: NVML is not usable, and neither is CUDA
-        return None
+    except Exception:  # no driver: NVML is not usable, and neither is CUDA (no need to ask torch)
+        return []
     try:
         handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
         uuids = [_text(pynvml.nvmlDeviceGetUUID(h)) for h in handles]

@@ -391,3 +391,14 @@ def test_the_llm_plan_holds_the_kv_cache_of_every_token_it_will_generate():
     long = causal_lm_plan(QWEN_7B, Workload(prompt_tokens=20, new_tokens=8064), "llm", "cuda:0")
     # the prompt, hence the prefill's activations, is the same: the difference is the cache
     assert long.peak_bytes - short.peak_bytes == pytest.approx(kv_cache_bytes(QWEN_7B, 8000), rel=0.02)
+
+
+def test_with_no_driver_the_probe_answers_without_importing_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom talker_cli.gpu_probe import probe_devices\n"
+            "import pynvml\ndef no_driver(): raise pynvml.NVMLError(9)\npynvml.nvmlInit = no_driver\n"
+            "print(probe_devices(), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["[]", "False"]
