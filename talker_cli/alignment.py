@@ -174,9 +174,8 @@ class PocketsphinxAligner:
             self._decode(self.recognizer, pcm)
         except RuntimeError as error:
             raise AlignmentFailed(str(error)) from None
-        rate = RECOGNIZE_FRAME_RATE
-        return [Phone(arpabet_label(s.word), _frame_time(s.start_frame, offset_s, rate), _frame_time(s.end_frame + 1, offset_s, rate))
-                for s in self.recognizer.seg()]
+        at = lambda frame: _frame_time(frame, offset_s, RECOGNIZE_FRAME_RATE)  # noqa: E731
+        return [Phone(arpabet_label(s.word), at(s.start_frame), at(s.end_frame + 1)) for s in self.recognizer.seg()]
 
     @staticmethod
     def _decode(decoder, pcm: bytes) -> None:

@@ -92,17 +92,19 @@ class Progress:
             self.status.stop()
 
 
-def _verbose() -> bool:
-    return _VERBOSE or os.environ.get("TALKER_LOG", "").lower() == "debug"
-
-
 _VERBOSE = False
+VERBOSE = typer.Option(False, "--verbose", "-v",
+                       help="Debug log lines, and the traceback of an error (for a bug report); also TALKER_LOG=debug.")
 
 
 @app.callback()
-def _options(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug log lines, and the traceback of an error (for a bug report); also TALKER_LOG=debug.")) -> None:
+def _options(verbose: bool = VERBOSE) -> None:
     global _VERBOSE
     _VERBOSE = verbose
+
+
+def _verbose() -> bool:
+    return _VERBOSE or os.environ.get("TALKER_LOG", "").lower() == "debug"
 
 
 def _setup_logging(quiet: bool) -> None:
