@@ -187,10 +187,14 @@ def test_a_killed_render_leaves_no_corrupt_output_and_resumes(workspace, delay_s
     else:
         # SIGTERM before talker's handler is installed (still importing) ends it the default way
         assert code in ((143, -signal.SIGTERM) if sig == signal.SIGTERM else (-signal.SIGKILL,))
-        if (out / "k.mp4").exists():  # killed between the renames at the end: the MP4 is whole
+        # Killed between the renames at the end: what is there is whole, and the manifest, renamed
+        # last, is there only when everything else is.
+        finals = {"k.mp4", "k.blendshapes.json", "k.srt", "k.json"}
+        assert {p.name for p in out.iterdir() if ".partial-" not in p.name} <= finals
+        if (out / "k.mp4").exists():
             assert float(ffprobe(out / "k.mp4")["format"]["duration"]) > 5
-        assert not [p for p in out.iterdir() if p.suffix in (".mp4", ".json") and ".partial" not in p.name
-                    and p.name not in ("k.mp4", "k.json")]
+        if (out / "k.json").exists():
+            assert {p.name for p in out.iterdir()} >= finals
         if code == 143:
             assert list(out.iterdir()) == []  # a clean stop removes its partial files too
     path = write_jobs(workspace, [{"photo": "face.png", "text": text, "output": "k.mp4"}])
