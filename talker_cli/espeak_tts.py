@@ -60,6 +60,8 @@ def _espeak():
             lib = ctypes.CDLL(name)
         except OSError:
             raise ModelMissingError("the espeak-ng library is not installed; run: apt-get install espeak-ng") from None
+        lib.espeak_TextToPhonemes.restype = ctypes.c_char_p
+        lib.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int]
         rate = lib.espeak_Initialize(_SYNCHRONOUS, 0, None, _PHONEME_EVENTS | _PHONEME_IPA | _DONT_EXIT)
         if rate <= 0:
             raise ModelMissingError("espeak-ng could not start (its data folder is missing); reinstall espeak-ng")
@@ -75,8 +77,6 @@ def pronounce(text: str, language: str) -> list[str]:
     voice = voice_for(language)
     if lib.espeak_SetVoiceByName(voice.encode()) != 0:
         return []
-    lib.espeak_TextToPhonemes.restype = ctypes.c_char_p
-    lib.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int]
     source = ctypes.create_string_buffer((to_pinyin(text) if voice == "cmn-latn-pinyin" else text).encode())
     cursor = ctypes.c_void_p(ctypes.addressof(source))
     ipa = []

@@ -122,12 +122,13 @@ def test_a_planted_link_in_the_lock_folder_is_not_followed(place):
     assert victim.read_text() == "precious"
 
 
-def test_a_private_lock_folder_that_others_may_write_is_refused(place):
+def test_a_private_lock_folder_that_others_may_write_is_refused(place, monkeypatch):
+    import tempfile
+
     from talker_cli.device_lock import device_locks
     from talker_cli.errors import UsageError
 
-    os.environ.pop("TALKER_LOCK_DIR", None)
-    import tempfile
+    monkeypatch.delenv("TALKER_LOCK_DIR", raising=False)
 
     folder = Path(tempfile.gettempdir()) / f"talker-locks-{os.getuid()}"
     folder.mkdir(exist_ok=True)
