@@ -110,9 +110,9 @@ class EspeakTts:
 
     def locate(self) -> None:
         lib, _ = _espeak()
-        if lib.espeak_SetVoiceByName(self.voice.encode()) != 0:
-            raise ModelMissingError(f"espeak-ng has no voice {self.voice!r} (for language {self.language}); "
-                                    "list them with: espeak-ng --voices")
+        if lib.espeak_SetVoiceByName(self.voice.encode()) != 0:  # a language or voice name it does not know
+            raise UsageError(f"espeak-ng has no voice {self.voice!r} (for language {self.language}); pass a "
+                             "language code it knows (espeak-ng --voices lists them)")
 
     def check_language(self, text: str, language: str = "") -> None:
         from .language import check_voice_speaks, scripts_of

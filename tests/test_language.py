@@ -209,3 +209,9 @@ def test_a_reply_in_a_language_the_bundled_llm_lacks_is_refused_before_any_stage
     result = runner.invoke(app, ["render", "--photo", str(tmp_path / "missing.png"), "--text", "天空为什么是蓝色的？",
                                  "--reply", "-o", str(tmp_path / "r.mp4")])
     assert result.exit_code == 2 and "answers only in English" in result.stderr and "--llm-model" in result.stderr
+
+
+def test_a_language_no_voice_knows_is_a_usage_error_before_any_stage(tmp_path):
+    result = runner.invoke(app, ["render", "--photo", str(tmp_path / "missing.png"), "--text", "Hallo",
+                                 "--language", "xx", "-o", str(tmp_path / "x.mp4")])
+    assert result.exit_code == 2 and "espeak-ng has no voice 'xx'" in result.stderr
