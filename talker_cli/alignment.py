@@ -20,7 +20,7 @@ import numpy as np
 from .artifacts import AlignedSpan, Phone, PhoneTrack, Speech, Word
 from .config import AlignmentConfig
 from .errors import ModelMissingError, UsageError
-from .phonemes import arpabet_label, ipa_durations_to_phones
+from .phonemes import arpabet_label, ipa_labels
 from .recording_alignment import AlignmentFailed, align_recording
 
 ALIGN_RATE = 16000
@@ -115,8 +115,7 @@ class PocketsphinxAligner:
                 return []
             self.phonemizer = EspeakPhonemizer()
         symbols = [s for sentence in self.phonemizer.phonemize("en-us", word) for s in sentence]
-        phones, _ = ipa_durations_to_phones([(s, 0.01) for s in symbols])
-        return [p.label for p in phones if p.label != "SIL"]
+        return ipa_labels(symbols)
 
     def dictionary_words(self, text: str) -> list[str]:
         """The text's words the aligner can say, each added to the dictionary when it lacks them."""

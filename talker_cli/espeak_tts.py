@@ -71,7 +71,7 @@ def _espeak():
 
 def pronounce(text: str, language: str) -> list[str]:
     """A word's phones (ARPAbet) in the language, from espeak-ng's rules (espeak_TextToPhonemes, IPA)."""
-    from .phonemes import ipa_durations_to_phones
+    from .phonemes import ipa_labels
 
     lib, _ = _espeak()
     voice = voice_for(language)
@@ -85,9 +85,7 @@ def pronounce(text: str, language: str) -> list[str]:
         if not clause:
             break
         ipa.append(clause.decode("utf-8", "replace"))
-    points = [p for p in re.sub(r"[ˈˌ.'\d]", "", " ".join(ipa))]
-    phones, _ = ipa_durations_to_phones([(p, 0.01) for p in points])
-    return [p.label for p in phones if p.label != "SIL"]
+    return ipa_labels(list(_sounds(" ".join(ipa))))
 
 
 def to_pinyin(text: str) -> str:
@@ -159,14 +157,20 @@ class EspeakTts:
         pass
 
 
+def _sounds(ipa: str) -> str:
+    """espeak-ng's IPA as sounds only: its retroflex spelling "s." made IPA; stress, syllable marks and
+    tone numbers left out."""
+    ipa = re.sub(r"([sz])\.", lambda m: {"s": "ʂ", "z": "ʐ"}[m.group(1)], ipa)
+    return re.sub(r"[ˈˌ.'\d]", "", ipa)
+
+
 def _symbols(marks: list[tuple[int, str]], total: int, rate: int) -> list[tuple[str, float]]:
     """Phoneme events -> one (IPA code point, seconds) per code point, the event's time shared among
     its code points; a pause is a space (silence), as Piper's alignments are."""
     symbols = []
     for (start, ipa), (end, _) in zip(marks, marks[1:] + [(total, "")]):
         seconds = max(end - start, 0) / rate
-        ipa = re.sub(r"([sz])\.", lambda m: {"s": "ʂ", "z": "ʐ"}[m.group(1)], ipa)  # espeak's retroflex spelling
-        points = list(re.sub(r"[ˈˌ.']", "", ipa)) or [" "]  # stress and syllable marks are not sounds
+        points = list(_sounds(ipa)) or [" "]
         symbols += [(point, seconds / len(points)) for point in points]
     lead = marks[0][0] / rate if marks else 0.0
     return ([(" ", lead)] if lead > 0 else []) + symbols

@@ -112,6 +112,12 @@ def ipa_durations_to_phones(
     return merge_adjacent(phones), words
 
 
+def ipa_labels(symbols: Sequence[str]) -> list[str]:
+    """IPA code points with no timing (a word's pronunciation) -> its ARPAbet phones, silences left out."""
+    phones, _ = ipa_durations_to_phones([(s, 0.01) for s in symbols])
+    return [p.label for p in phones if p.label != "SIL"]
+
+
 def merge_adjacent(phones: Iterable[Phone]) -> list[Phone]:
     """Join neighbouring silences and close tiny gaps, so the track is contiguous."""
     merged: list[Phone] = []
