@@ -80,9 +80,3 @@ def decide_language(text: str, setting: str) -> tuple[str, str]:
     script = counts.most_common(1)[0][0]
     how = "script: Latin, English assumed (pass --language for another)" if script == "LATIN" else f"script: {_SCRIPTS[script]}"
     return _SCRIPT_LANGUAGE[script], how
-
-
-def written_in(language: str, text: str) -> bool:
-    """The text holds no letter of a script the language is not written in."""
-    allowed = _LANGUAGE_SCRIPTS.get(language, {"LATIN"})
-    return all(script in allowed for script in scripts_of(text))
