@@ -26,6 +26,8 @@ $(VENV)/.installed: pyproject.toml scripts/system-deps.sh
 	# users who want it whole install 'talker[whisper]'.
 	$(PIP) more-itertools tiktoken numba
 	$(PIP) --no-deps openai-whisper
+	# The Khronos glTF-Validator, which the tests run on every glTF talker writes (Node, from npm).
+	npm install --prefix $(VENV) --no-audit --no-fund --silent gltf-validator@2.0.0-dev.3.10
 	touch $@
 
 demo: setup

@@ -43,8 +43,9 @@ class Transcript:
 
 @dataclass(frozen=True)
 class Script:
-    text: str
+    text: str  # as spoken: emotion tags removed
     origin: str  # "text", "transcript" or "reply"
+    emotion_marks: tuple[tuple[int, str], ...] = ()  # (offset in text, emotion) of each [emotion] tag
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,6 +89,8 @@ class BlendshapeTrack:
     fps: int
     names: tuple[str, ...]
     weights: np.ndarray  # frames x len(names) float32 in [0, 1]
+    head: np.ndarray | None = None  # frames x (yaw, pitch, roll) degrees; None: a still head
+    emotions: np.ndarray | None = None  # frames x len(emotions.EMOTIONS), each row summing to 1
 
     @property
     def frame_count(self) -> int:

@@ -25,7 +25,7 @@ CHUNK = 16  # jobs held in memory together between stages
 
 
 def expected_hashes(spec: JobSpec, text: str | None) -> dict[str, str]:
-    hashes = {"photo_sha256": file_sha256(spec.photo)} if spec.photo.is_file() else {}
+    hashes = {"photo_sha256": file_sha256(spec.photo)} if spec.photo is not None and spec.photo.is_file() else {}
     if text is not None:
         hashes["text_sha256"] = text_sha256(text)
     elif spec.audio is not None and spec.audio.is_file():
@@ -33,19 +33,19 @@ def expected_hashes(spec: JobSpec, text: str | None) -> dict[str, str]:
     return hashes
 
 
-def is_complete(output: Path, config: TalkerConfig, hashes: dict[str, str]) -> bool:
-    """The MP4 and its manifest are there, the MP4 has the size the manifest recorded, and the
-    manifest was made from these inputs with this config."""
-    manifest_path = output.with_suffix(".json")
-    if not (output.is_file() and manifest_path.is_file()):
+def is_complete(files: dict[str, Path], config: TalkerConfig, hashes: dict[str, str]) -> bool:
+    """Every file of the job and its manifest are there, the MP4 (if any) has the size the manifest
+    recorded, and the manifest was made from these inputs with this config."""
+    if not all(path.is_file() for path in files.values()):
         return False
     try:
-        manifest = json.loads(manifest_path.read_text())
+        manifest = json.loads(files["manifest"].read_text())
     except (OSError, json.JSONDecodeError):
         return False
     recorded = manifest.get("inputs", {})
+    video = files.get("video")
     return (
-        manifest.get("video_bytes") == output.stat().st_size
+        (video is None or manifest.get("video_bytes") == video.stat().st_size)
         and manifest.get("config_sha256") == config.digest()
         and all(recorded.get(k) == v for k, v in hashes.items())
     )
@@ -60,9 +60,19 @@ def _read_text(spec: JobSpec) -> str | None:
 SUMMARY_NAME = "batch.json"
 
 
-def job_config(preset: str, language: str) -> TalkerConfig:
-    """A batch job's config: its preset, with its language column when it has one."""
-    return load_config(preset, {"input": {"language": language}} if language else None)
+def job_config(preset: str, settings: tuple[tuple[str, str, object], ...] = ()) -> TalkerConfig:
+    """A batch job's config: its preset, with the settings of its columns (language, format, ...)."""
+    tables: dict[str, dict[str, object]] = {}
+    for table, key, value in settings:
+        tables.setdefault(table, {})[key] = value
+    return load_config(preset, tables or None)
+
+
+def spec_job(spec: JobSpec, out_dir: Path, config: TalkerConfig, text: str | None = None, cache=None):
+    from .stages import Job
+
+    return Job(photo=spec.photo, output=out_dir / spec.output, config=config, text=text, audio=spec.audio,
+               reply=spec.reply, cache=cache)
 
 
 def check_batch_paths(specs: list[JobSpec], jobs_file: Path, out_dir: Path, default_preset: str,
@@ -70,10 +80,10 @@ def check_batch_paths(specs: list[JobSpec], jobs_file: Path, out_dir: Path, defa
     """Every file the batch writes (each job's four, the summary, the metrics) is its own and none is an
     input of any job, the batch file or a preset: checked before any work."""
     from .config import preset_path
-    from .outputs import check_paths, output_files
+    from .outputs import check_paths
 
-    outputs = [(f"the {kind} of line {spec.line}", path)
-               for spec in specs for kind, path in output_files(out_dir / spec.output).items()]
+    outputs = [(f"the {kind} of line {spec.line}", path) for spec in specs for kind, path in
+               spec_job(spec, out_dir, job_config(spec.preset or default_preset, spec.settings)).output_files().items()]
     outputs += [("the batch summary", out_dir / SUMMARY_NAME)]
     outputs += [("the metrics file", metrics_file)] if metrics_file is not None else []
     folder = metrics_file.parent if metrics_file is not None else out_dir
@@ -94,25 +104,22 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
     started = time.perf_counter()
     cache = WorkCache(read=not force)  # finished stages of interrupted jobs are reused from it
     rows: list[dict[str, Any]] = []
-    groups: dict[tuple[str, str], list[tuple[JobSpec, Job]]] = {}
-    configs = {key: job_config(*key) for key in {(s.preset or default_preset, s.language or "") for s in specs}}
+    groups: dict[tuple, list[tuple[JobSpec, Job]]] = {}
+    configs = {key: job_config(*key) for key in {(s.preset or default_preset, s.settings) for s in specs}}
     for spec in specs:
         row = {"line": spec.line, "output": str(out_dir / spec.output), "status": "pending"}
         rows.append(row)
-        preset = spec.preset or default_preset
-        group = (preset, spec.language or "")
+        group = (spec.preset or default_preset, spec.settings)
         config = configs[group]
         try:
             text = _read_text(spec)
         except TalkerError as error:
             row.update(status="failed", exit_code=error.exit_code, error=str(error))
             continue
-        output = out_dir / spec.output
-        if not force and is_complete(output, config, expected_hashes(spec, text)):
+        job = spec_job(spec, out_dir, config, text, cache)
+        if not force and is_complete(job.output_files(), config, expected_hashes(spec, text)):
             row.update(status="skipped", reason="complete output from the same inputs and config")
             continue
-        job = Job(photo=spec.photo, output=output, config=config, text=text, audio=spec.audio, reply=spec.reply,
-                  cache=cache)
         groups.setdefault(group, []).append((spec, job))
     by_line = {row["line"]: row for row in rows}
     for members in groups.values():
@@ -125,7 +132,7 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
                     row.update(status="failed", exit_code=result.error.exit_code, error=str(result.error))
                 else:
                     row.update(status="ok", exit_code=0, seconds=result.manifest["seconds"],
-                               video_s=result.manifest["video"]["duration_s"], stages=result.manifest["stages"])
+                               video_s=result.manifest["speech_s"], stages=result.manifest["stages"])
     counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("ok", "skipped", "failed")}
     summary = {"jobs": rows, "counts": counts, "seconds": round(time.perf_counter() - started, 3)}
     summary["exit_code"] = exit_code(counts)

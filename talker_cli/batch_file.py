@@ -1,8 +1,10 @@
 """Batch files: one job per line (JSON Lines) or per row (CSV with a header), checked before any work.
 
-Columns: photo, output (a file name ending in .mp4), exactly one of text / text_file / audio, and
-optionally reply (true/false), preset and language. Paths are taken relative to the batch file and must stay
-inside its folder or a folder given with --allow.
+Columns: output, exactly one of text / text_file / audio, and optionally photo, reply (true/false),
+preset, and the settings of SETTING_COLUMNS (language, format, emotion, ...). With a photo the job
+renders a video and output is a file name ending in .mp4; without one it writes animation files
+only (as `talker lipsync`) and output is their stem. Paths are taken relative to the batch file and
+must stay inside its folder or a folder given with --allow.
 """
 
 from __future__ import annotations
@@ -14,21 +16,49 @@ from pathlib import Path
 
 from .errors import UsageError
 
-COLUMNS = {"photo", "output", "text", "text_file", "audio", "reply", "preset", "language"}
+# column -> (config table, key, type): a job's own value of a preset setting
+SETTING_COLUMNS = {
+    "language": ("input", "language", str), "format": ("output", "formats", str),
+    "emotion": ("render", "emotion", str), "head_motion": ("render", "head_motion", float),
+    "blink_rate": ("render", "blink_rate", float), "mouth_scale": ("render", "mouth_open_scale", float),
+    "crop": ("render", "crop", str),
+}
+COLUMNS = {"photo", "output", "text", "text_file", "audio", "reply", "preset", *SETTING_COLUMNS}
 _TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no", ""}
 
 
 @dataclass(frozen=True)
 class JobSpec:
     line: int
-    photo: Path
+    photo: Path | None  # None: animation files only
     output: str
     text: str | None = None
     text_file: Path | None = None
     audio: Path | None = None
     reply: bool = False
     preset: str | None = None
-    language: str | None = None  # the job's language; none: decided as for a render
+    settings: tuple[tuple[str, str, object], ...] = ()  # (table, key, value) over the preset, from the columns
+
+    @property
+    def language(self) -> str | None:
+        return next((v for t, k, v in self.settings if (t, k) == ("input", "language")), None)
+
+
+def _settings(row: dict, where: str) -> tuple[tuple[str, str, object], ...]:
+    settings = []
+    for column, (table, key, kind) in SETTING_COLUMNS.items():
+        if column not in row:
+            continue
+        value = row[column]
+        if kind is float:
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise UsageError(f"{where}: {column} must be a number, got {value!r:.40}") from None
+        elif column == "format":
+            value = str(value).replace(" ", "")
+        settings.append((table, key, value))
+    return tuple(settings)
 
 
 def _rows(path: Path) -> list[tuple[int, dict]]:
@@ -101,18 +131,24 @@ def read_batch(path: Path, allowed: list[Path] | None = None) -> list[JobSpec]:
             return resolved
 
         for key, value in row.items():
-            if key == "reply" and isinstance(value, bool):
+            if (key == "reply" and isinstance(value, bool)) or (
+                    SETTING_COLUMNS.get(key, (0, 0, str))[2] is float and isinstance(value, (int, float))):
                 continue
             if not isinstance(value, str) or "\0" in value:
                 raise UsageError(f"{where}: {key} must be a text without NUL characters, got {value!r:.40}")
-        if "photo" not in row or "output" not in row:
-            raise UsageError(f"{where}: photo and output are required")
+        if "output" not in row:
+            raise UsageError(f"{where}: output is required")
         sources = [k for k in ("text", "text_file", "audio") if k in row]
         if len(sources) != 1:
             raise UsageError(f"{where}: give exactly one of text, text_file, audio")
         output = str(row["output"])
-        if "/" in output or "\\" in output or not output.endswith(".mp4") or output.startswith("."):
-            raise UsageError(f"{where}: output must be a plain file name ending in .mp4, got {output!r}")
+        video = "photo" in row
+        if not video and output.lower().endswith(".mp4"):
+            raise UsageError(f"{where}: output {output!r} names a video but the job has no photo; "
+                             "give a photo, or an output name without .mp4 for animation files only")
+        if "/" in output or "\\" in output or output.startswith(".") or (video and not output.endswith(".mp4")):
+            what = "a plain file name ending in .mp4" if video else "a plain file name (the stem of the animation files)"
+            raise UsageError(f"{where}: output must be {what}, got {output!r}")
         if output in outputs:
             raise UsageError(f"{where}: output {output!r} is already used on line {outputs[output]}")
         outputs[output] = number
@@ -125,7 +161,7 @@ def read_batch(path: Path, allowed: list[Path] | None = None) -> list[JobSpec]:
             line=number, photo=local("photo"), output=output,
             text=str(row["text"]) if "text" in row else None, text_file=local("text_file"),
             audio=local("audio"), reply=bool(reply), preset=preset_of(row.get("preset"), base, folders, where),
-            language=row.get("language"),
+            settings=_settings(row, where),
         ))
     if not specs:
         raise UsageError(f"{path} holds no jobs")

@@ -1,9 +1,11 @@
-"""Viseme track -> per-frame ARKit blendshape weights, plus idle blinks and brow accents.
+"""Viseme track -> per-frame ARKit blendshape weights, head rotation, emotions, blinks and brow accents.
 
 Each viseme has a target pose; the target signal is smoothed with a zero-phase one-pole filter
 (forward and backward), which gives both release and anticipation, then sampled at frame centres.
 Before the first sound and after the last the mouth rests (speech_envelope), and lip closures (PP)
-are forced closed so they are never smoothed away.
+are forced closed last, so neither smoothing, emotions nor the mouth scale can open them.
+The track carries all 52 ARKit shapes (zeros where talker does not animate) and the head's
+rotation, so the same track drives the video and a 3D character.
 """
 
 from __future__ import annotations
@@ -14,13 +16,26 @@ import numpy as np
 
 from .artifacts import BlendshapeTrack, VisemeSegment
 from .config import RenderConfig, VisemeConfig
+from .emotions import EMOTIONS, emotion_weights
 
+# Apple's ARKit order, as Live Link Face records it.
 NAMES = (
-    "jawOpen", "mouthClose", "mouthFunnel", "mouthPucker", "mouthSmileLeft", "mouthSmileRight",
-    "mouthStretchLeft", "mouthStretchRight", "mouthLowerDownLeft", "mouthLowerDownRight",
-    "mouthUpperUpLeft", "mouthUpperUpRight", "browInnerUp", "eyeBlinkLeft", "eyeBlinkRight",
+    "eyeBlinkLeft", "eyeLookDownLeft", "eyeLookInLeft", "eyeLookOutLeft", "eyeLookUpLeft", "eyeSquintLeft",
+    "eyeWideLeft", "eyeBlinkRight", "eyeLookDownRight", "eyeLookInRight", "eyeLookOutRight", "eyeLookUpRight",
+    "eyeSquintRight", "eyeWideRight", "jawForward", "jawLeft", "jawRight", "jawOpen", "mouthClose",
+    "mouthFunnel", "mouthPucker", "mouthLeft", "mouthRight", "mouthSmileLeft", "mouthSmileRight",
+    "mouthFrownLeft", "mouthFrownRight", "mouthDimpleLeft", "mouthDimpleRight", "mouthStretchLeft",
+    "mouthStretchRight", "mouthRollLower", "mouthRollUpper", "mouthShrugLower", "mouthShrugUpper",
+    "mouthPressLeft", "mouthPressRight", "mouthLowerDownLeft", "mouthLowerDownRight", "mouthUpperUpLeft",
+    "mouthUpperUpRight", "browDownLeft", "browDownRight", "browInnerUp", "browOuterUpLeft", "browOuterUpRight",
+    "cheekPuff", "cheekSquintLeft", "cheekSquintRight", "noseSneerLeft", "noseSneerRight", "tongueOut",
 )
 INDEX = {name: i for i, name in enumerate(NAMES)}
+# The shapes speech moves: only these are smoothed on the fine grid (an hour is 1.4 M rows).
+MOUTH = tuple(INDEX[n] for n in (
+    "jawOpen", "mouthClose", "mouthFunnel", "mouthPucker", "mouthSmileLeft", "mouthSmileRight", "mouthStretchLeft",
+    "mouthStretchRight", "mouthLowerDownLeft", "mouthLowerDownRight", "mouthUpperUpLeft", "mouthUpperUpRight"))
+HEAD_AXES = ("yaw", "pitch", "roll")  # degrees; yaw turns the face to the image's right, pitch nods down
 
 
 def _pose(jaw=0.0, close=0.0, funnel=0.0, pucker=0.0, smile=0.0, stretch=0.0, lower=0.0, upper=0.0):
@@ -34,6 +49,16 @@ def _pose(jaw=0.0, close=0.0, funnel=0.0, pucker=0.0, smile=0.0, stretch=0.0, lo
     ):
         for name in names:
             v[INDEX[name]] = value
+    return v
+
+
+def _both(**values: float) -> np.ndarray:
+    """A pose from names without their side: browDown=0.7 sets browDownLeft and browDownRight."""
+    v = np.zeros(len(NAMES), dtype=np.float32)
+    for name, value in values.items():
+        for full in (name, f"{name}Left", f"{name}Right"):
+            if full in INDEX:
+                v[INDEX[full]] = value
     return v
 
 
@@ -53,6 +78,14 @@ VISEME_POSES = {
     "I": _pose(jaw=0.25, stretch=0.3, smile=0.35, upper=0.1),
     "O": _pose(jaw=0.5, funnel=0.6, pucker=0.3),
     "U": _pose(jaw=0.2, pucker=0.8, funnel=0.4),
+}
+# Brows, lids, cheeks and mouth corners of each emotion (Ekman's action units in ARKit's terms).
+EMOTION_POSES = {
+    "neutral": _both(),
+    "happy": _both(mouthSmile=0.55, cheekSquint=0.5, eyeSquint=0.3, browInnerUp=0.1),
+    "sad": _both(browInnerUp=1.0, mouthFrown=0.7, eyeSquint=0.15, mouthPress=0.2, eyeLookDown=0.2),
+    "angry": _both(browDown=0.9, eyeSquint=0.4, noseSneer=0.4, mouthPress=0.35, mouthFrown=0.25),
+    "surprised": _both(browInnerUp=0.9, browOuterUp=0.9, eyeWide=0.8, jawOpen=0.12),
 }
 _SIGNAL_HZ = 400  # fine time grid before sampling at frames
 
@@ -96,28 +129,64 @@ def speech_envelope(segments: Sequence[VisemeSegment], n_fine: int, lead_s: floa
     return envelope
 
 
-def mouth_weights(segments: Sequence[VisemeSegment], duration_s: float, fps: int,
-                  config: VisemeConfig) -> np.ndarray:
+def smoothed_targets(segments: Sequence[VisemeSegment], duration_s: float, fps: int, config: VisemeConfig,
+                     poses: dict[str, np.ndarray]) -> np.ndarray:
+    """frames x len(pose) weights: each viseme's pose held over its segment, smoothed with no lag,
+    at rest outside speech, sampled at frame centres. `poses` may be any per-viseme table (the
+    ARKit mouth shapes, VRM's vowels)."""
     n_frames = frame_count(duration_s, fps)
     n_fine = int(np.ceil(n_frames / fps * _SIGNAL_HZ)) + 1
-    target = np.zeros((n_fine, len(NAMES)), dtype=np.float32)  # an hour is 1.4 M rows: keep them small
+    width = len(next(iter(poses.values())))
+    target = np.zeros((n_fine, width), dtype=np.float32)
     for seg in segments:
         a = int(round(seg.start_s * _SIGNAL_HZ))
         b = int(round(seg.end_s * _SIGNAL_HZ))
-        target[max(a, 0):max(b, 0)] = VISEME_POSES[seg.viseme]
+        target[max(a, 0):max(b, 0)] = poses[seg.viseme]
     smooth = _zero_phase_smooth(target, config.smoothing_s, _SIGNAL_HZ)
     smooth *= speech_envelope(segments, n_fine, config.anticipation_s, 1.0 / fps)[:, None]
     centres = ((np.arange(n_frames) + 0.5) / fps * _SIGNAL_HZ).astype(int).clip(0, n_fine - 1)
-    weights = smooth[centres].astype(np.float32)
-    for seg in segments:  # closures must be seen, however short
-        if seg.viseme != "PP":
-            continue
-        first = int(np.floor(seg.start_s * fps))
-        last = max(first, int(np.ceil(seg.end_s * fps)) - 1)
-        frames = slice(max(first, 0), min(last + 1, n_frames))
-        weights[frames, INDEX["mouthClose"]] = np.maximum(weights[frames, INDEX["mouthClose"]], 0.9)
-        weights[frames, INDEX["jawOpen"]] = np.minimum(weights[frames, INDEX["jawOpen"]], 0.08)
+    return smooth[centres].astype(np.float32)
+
+
+def closure_frames(segments: Sequence[VisemeSegment], fps: int, n_frames: int) -> list[slice]:
+    """The frames of each lip closure (PP), from the frame it starts in to the frame it ends in."""
+    frames = []
+    for seg in segments:
+        if seg.viseme == "PP":
+            first = int(np.floor(seg.start_s * fps))
+            last = max(first, int(np.ceil(seg.end_s * fps)) - 1)
+            frames.append(slice(max(first, 0), min(last + 1, n_frames)))
+    return frames
+
+
+def force_closures(weights: np.ndarray, segments: Sequence[VisemeSegment], fps: int) -> None:
+    """Closures must be seen, however short: the lips shut and the jaw up on every closure frame."""
+    close, jaw = INDEX["mouthClose"], INDEX["jawOpen"]
+    for frames in closure_frames(segments, fps, weights.shape[0]):
+        weights[frames, close] = np.maximum(weights[frames, close], 0.9)
+        weights[frames, jaw] = np.minimum(weights[frames, jaw], 0.08)
+
+
+def mouth_weights(segments: Sequence[VisemeSegment], duration_s: float, fps: int,
+                  config: VisemeConfig) -> np.ndarray:
+    """frames x 52: the mouth shapes of speech (every other shape 0), closures forced."""
+    mouth_poses = {v: pose[list(MOUTH)] for v, pose in VISEME_POSES.items()}
+    smooth = smoothed_targets(segments, duration_s, fps, config, mouth_poses)
+    weights = np.zeros((smooth.shape[0], len(NAMES)), dtype=np.float32)
+    weights[:, MOUTH] = smooth
+    force_closures(weights, segments, fps)
     return weights
+
+
+def head_track(n_frames: int, fps: int, amount: float, seed: int) -> np.ndarray:
+    """Idle head motion, frames x (yaw, pitch, roll) in degrees: sums of slow incommensurate sines."""
+    t = (np.arange(n_frames) + 0.5) / fps
+    phases = np.random.default_rng(seed + 1).uniform(0, 2 * np.pi, 6)
+    wave = lambda a, b, fa, fb: np.sin(2 * np.pi * fa * t + phases[a]) + 0.5 * np.sin(2 * np.pi * fb * t + phases[b])  # noqa: E731
+    yaw = 1.375 * wave(2, 3, 0.07, 0.19)
+    pitch = 0.917 * wave(4, 5, 0.09, 0.23)
+    roll = 0.9 * np.sin(2 * np.pi * 0.11 * t + phases[0]) + 0.4 * np.sin(2 * np.pi * 0.27 * t + phases[1])
+    return (amount * np.stack([yaw, pitch, roll], axis=1)).astype(np.float32)
 
 
 def blink_times(duration_s: float, interval_s: float, rng: np.random.Generator) -> list[float]:
@@ -154,17 +223,28 @@ def brow_accents(segments: Sequence[VisemeSegment], fps: int, n_frames: int) -> 
     return brow
 
 
-def blendshape_track(segments: Sequence[VisemeSegment], duration_s: float,
-                     visemes: VisemeConfig, render: RenderConfig) -> BlendshapeTrack:
+def blendshape_track(segments: Sequence[VisemeSegment], duration_s: float, visemes: VisemeConfig,
+                     render: RenderConfig, emotion_changes: Sequence[tuple[float, str]] = ()) -> BlendshapeTrack:
+    """The whole face over time. emotion_changes: (time, emotion) from the script's tags; the job's
+    emotion (render.emotion) holds before the first."""
     fps = render.fps
     weights = mouth_weights(segments, duration_s, fps, visemes)
     n_frames = weights.shape[0]
+    speech = [i for i in MOUTH if NAMES[i] != "mouthClose"]
+    weights[:, speech] *= render.mouth_open_scale  # larger or smaller speech; closures stay shut (below)
+    emotions = emotion_weights(emotion_changes, render.emotion, n_frames, fps)
+    weights += emotions @ np.stack([EMOTION_POSES[e] for e in EMOTIONS])
     t = (np.arange(n_frames) + 0.5) / fps
     rng = np.random.default_rng(render.seed)
     blink = np.zeros(n_frames, dtype=np.float32)
-    for onset in blink_times(duration_s, render.blink_interval_s, rng):
+    interval = 60.0 / render.blink_rate if render.blink_rate > 0 else 0.0
+    for onset in blink_times(duration_s, interval, rng):
         blink = np.maximum(blink, _blink_curve(t, onset).astype(np.float32))
-    weights[:, INDEX["eyeBlinkLeft"]] = blink
-    weights[:, INDEX["eyeBlinkRight"]] = blink
-    weights[:, INDEX["browInnerUp"]] = brow_accents(segments, fps, n_frames)
-    return BlendshapeTrack(fps=fps, names=NAMES, weights=np.clip(weights, 0.0, 1.0))
+    for side in ("Left", "Right"):
+        weights[:, INDEX[f"eyeBlink{side}"]] = np.maximum(weights[:, INDEX[f"eyeBlink{side}"]], blink)
+    brow = INDEX["browInnerUp"]
+    weights[:, brow] = np.maximum(weights[:, brow], brow_accents(segments, fps, n_frames))
+    weights = np.clip(weights, 0.0, 1.0)
+    force_closures(weights, segments, fps)
+    return BlendshapeTrack(fps=fps, names=NAMES, weights=weights,
+                           head=head_track(n_frames, fps, render.head_motion, render.seed), emotions=emotions)

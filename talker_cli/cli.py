@@ -37,6 +37,14 @@ TTS_MODEL = typer.Option(
 MEM_RATIO = typer.Option(None, "--mem-ratio", help="The most of a card to reserve (0..1).")
 WAIT = typer.Option(0.0, "--wait", help="Seconds to wait for a GPU another talker job holds.")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr.")
+FORMAT = typer.Option(
+    None, "--format", help="Animation files to write beside the output, comma-separated: arkit-json, livelink, gltf, "
+    "glb, rhubarb-tsv, rhubarb-json, rhubarb-xml, rhubarb-dat, vrm, srt, vtt (default: the preset's, arkit-json,srt).")
+DAT_FRAME_RATE = typer.Option(None, "--dat-frame-rate", help="Frames per second of the rhubarb-dat (Moho) file, 24-100.")
+EMOTION = typer.Option(None, "--emotion", help="neutral, happy, sad, angry or surprised; [happy]-style tags in the text change it.")
+HEAD_MOTION = typer.Option(None, "--head-motion", help="Scale of the idle head motion; 0 keeps the head still (blinks go on).")
+BLINK_RATE = typer.Option(None, "--blink-rate", help="Blinks per minute, on average; 0: none.")
+MOUTH_SCALE = typer.Option(None, "--mouth-scale", help="Scale of the mouth's speech movement (1: as aligned).")
 
 
 def _interrupted(error: KeyboardInterrupt) -> None:
@@ -158,13 +166,17 @@ def _flag_overrides(**flags) -> dict:
         "fps": ("render", "fps"), "max_side": ("render", "max_side"), "seed": ("render", "seed"),
         "tts_model": ("tts", "voice"), "tts_backend": ("tts", "backend"), "speaker": ("tts", "speaker"),
         "speaker_name": ("tts", "speaker_name"), "asr_model": ("asr", "model"), "llm_model": ("llm", "model"),
-        "language": ("input", "language"),
+        "language": ("input", "language"), "formats": ("output", "formats"), "dat_frame_rate": ("output", "dat_frame_rate"),
+        "emotion": ("render", "emotion"), "head_motion": ("render", "head_motion"), "blink_rate": ("render", "blink_rate"),
+        "mouth_scale": ("render", "mouth_open_scale"), "crop": ("render", "crop"),
     }
     tables: dict = {}
     for key, value in flags.items():
         if value is not None:
             table, name = table_of[key]
             tables.setdefault(table, {})[name] = str(value) if isinstance(value, Path) else value
+    if "output" in tables and "formats" in tables["output"]:  # "srt, vtt" as well as "srt,vtt"
+        tables["output"]["formats"] = tables["output"]["formats"].replace(" ", "")
     return tables
 
 
@@ -181,6 +193,13 @@ def render(
     fps: Optional[int] = typer.Option(None, "--fps", help="Frames per second (overrides the preset)."),
     max_side: Optional[int] = typer.Option(None, "--max-side", help="Long side of the video in pixels."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the idle motion (blinks, head sway)."),
+    formats: Optional[str] = FORMAT,
+    dat_frame_rate: Optional[int] = DAT_FRAME_RATE,
+    emotion: Optional[str] = EMOTION,
+    head_motion: Optional[float] = HEAD_MOTION,
+    blink_rate: Optional[float] = BLINK_RATE,
+    mouth_scale: Optional[float] = MOUTH_SCALE,
+    crop: Optional[str] = typer.Option(None, "--crop", help="face: frame the head and shoulders; full: the whole photo."),
     tts_model: Optional[Path] = TTS_MODEL,
     tts_backend: Optional[str] = typer.Option(None, "--tts-backend", help="TTS engine: piper or coqui (overrides the preset)."),
     speaker: Optional[str] = typer.Option(None, "--speaker", help="Voice of a multi-speaker model: its number or name."),
@@ -195,42 +214,87 @@ def render(
     """Render an MP4 of the photo's face saying the text or the recording."""
     progress = Progress(quiet)
     with _command(quiet, progress):
-        from .config import load_config
-        from .pipeline import run_job
-        from .stages import Job, read_text_file
-
-        sources = [s for s in (text, text_file, audio) if s is not None]
-        if len(sources) != 1:
-            raise UsageError("give exactly one of --text, --text-file or --audio")
-        numbered = speaker is not None and speaker.isdigit()
-        overrides = _flag_overrides(fps=fps, max_side=max_side, seed=seed, tts_model=tts_model, tts_backend=tts_backend,
-                                    speaker=int(speaker) if numbered else None,
-                                    speaker_name=None if numbered else speaker, asr_model=asr_model, llm_model=llm_model,
-                                    language=language)
-        if mem_ratio is not None:
-            overrides["gpu"] = {"mem_ratio": mem_ratio}
-        config = load_config(preset, overrides)
-        from .config import preset_path
-        from .outputs import check_paths, output_files
-
-        check_paths([(f"the {kind}", path) for kind, path in output_files(output).items()],
-                    [photo, audio, text_file, preset_path(preset)])
-        if text_file is not None:
-            text = read_text_file(text_file)
-        from .device_lock import device_locks
-
-        from .work_cache import WorkCache
-
-        job = Job(photo=photo, output=output, config=config, text=text, audio=audio, reply=reply,
-                  cache=WorkCache(read=not force))
-        from .preflight import gpus_used
-
-        with device_locks(gpus_used(config, audio is not None, reply), _check_wait(wait)):
-            manifest = run_job(job, on_stage=progress)
+        flags = dict(fps=fps, max_side=max_side, seed=seed, formats=formats, dat_frame_rate=dat_frame_rate,
+                     emotion=emotion, head_motion=head_motion, blink_rate=blink_rate, mouth_scale=mouth_scale, crop=crop)
+        manifest = _run_one(photo, output, text, text_file, audio, reply, language, preset, flags, tts_model,
+                            tts_backend, speaker, asr_model, llm_model, mem_ratio, wait, force, progress)
     if json_out:
         typer.echo(json.dumps(manifest, indent=2))
     elif not quiet:
         log.info("wrote %s (%.1f s of video in %.1f s)", output, manifest["video"]["duration_s"], manifest["seconds"])
+
+
+def _run_one(photo, output, text, text_file, audio, reply, language, preset, flags, tts_model, tts_backend, speaker,
+             asr_model, llm_model, mem_ratio, wait, force, progress) -> dict:
+    """One job from the command line, render or lipsync (no photo): checked, locked, run."""
+    from .config import load_config, preset_path
+    from .device_lock import device_locks
+    from .outputs import check_paths
+    from .pipeline import run_job
+    from .preflight import gpus_used
+    from .stages import Job, read_text_file
+    from .work_cache import WorkCache
+
+    sources = [s for s in (text, text_file, audio) if s is not None]
+    if len(sources) != 1:
+        raise UsageError("give exactly one of --text, --text-file or --audio")
+    numbered = speaker is not None and speaker.isdigit()
+    overrides = _flag_overrides(tts_model=tts_model, tts_backend=tts_backend, speaker=int(speaker) if numbered else None,
+                                speaker_name=None if numbered else speaker, asr_model=asr_model, llm_model=llm_model,
+                                language=language, **flags)
+    if mem_ratio is not None:
+        overrides["gpu"] = {"mem_ratio": mem_ratio}
+    config = load_config(preset, overrides)
+    job = Job(photo=photo, output=output, config=config, text=text, audio=audio, reply=reply,
+              cache=WorkCache(read=not force))
+    check_paths([(f"the {kind}", path) for kind, path in job.output_files().items()],
+                [photo, audio, text_file, preset_path(preset)])
+    if text_file is not None:
+        job.text = read_text_file(text_file)
+    with device_locks(gpus_used(config, audio is not None, reply), _check_wait(wait)):
+        return run_job(job, on_stage=progress)
+
+
+@app.command()
+def lipsync(
+    output: Path = typer.Option(..., "--output", "-o", help="Stem of the files to write (OUT.blendshapes.json, OUT.wav, ...); its folder must exist."),
+    text: Optional[str] = typer.Option(None, "--text", help="Animate this text (its speech is written as OUT.wav)."),
+    text_file: Optional[Path] = typer.Option(None, "--text-file", help="Animate this UTF-8 file's text."),
+    audio: Optional[Path] = typer.Option(None, "--audio", help="Animate this recording (WAV, MP3, ...)."),
+    reply: bool = typer.Option(False, "--reply", help="The LLM answers the text or transcript; the animation says the answer."),
+    language: Optional[str] = typer.Option(None, "--language", help="The job's language (en, zh, es, ...); default: from the text's script or the recording."),
+    preset: str = PRESET,
+    fps: Optional[int] = typer.Option(None, "--fps", help="Frames per second of the track (overrides the preset)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the idle motion (blinks, head sway)."),
+    formats: Optional[str] = FORMAT,
+    dat_frame_rate: Optional[int] = DAT_FRAME_RATE,
+    emotion: Optional[str] = EMOTION,
+    head_motion: Optional[float] = HEAD_MOTION,
+    blink_rate: Optional[float] = BLINK_RATE,
+    mouth_scale: Optional[float] = MOUTH_SCALE,
+    tts_model: Optional[Path] = TTS_MODEL,
+    tts_backend: Optional[str] = typer.Option(None, "--tts-backend", help="TTS engine: piper, coqui or espeak (overrides the preset)."),
+    speaker: Optional[str] = typer.Option(None, "--speaker", help="Voice of a multi-speaker model: its number or name."),
+    asr_model: Optional[Path] = ASR_MODEL,
+    llm_model: Optional[Path] = LLM_MODEL,
+    mem_ratio: Optional[float] = MEM_RATIO,
+    wait: float = WAIT,
+    force: bool = typer.Option(False, "--force", help="Redo every stage; do not reuse cached speech, transcripts or replies."),
+    json_out: bool = typer.Option(False, "--json", help="Print the run's manifest as JSON on stdout."),
+    quiet: bool = QUIET,
+) -> None:
+    """Write animation files (blendshapes, mouth cues, glTF, ...) for text or a recording: no photo, no video."""
+    progress = Progress(quiet)
+    with _command(quiet, progress):
+        flags = dict(fps=fps, seed=seed, formats=formats, dat_frame_rate=dat_frame_rate, emotion=emotion,
+                     head_motion=head_motion, blink_rate=blink_rate, mouth_scale=mouth_scale)
+        manifest = _run_one(None, output, text, text_file, audio, reply, language, preset, flags, tts_model,
+                            tts_backend, speaker, asr_model, llm_model, mem_ratio, wait, force, progress)
+    if json_out:
+        typer.echo(json.dumps(manifest, indent=2))
+    elif not quiet:
+        log.info("wrote %s (%.1f s of speech in %.1f s)", ", ".join(sorted(manifest["output"].values())),
+                 manifest["speech_s"], manifest["seconds"])
 
 
 def _gib(n: int | None) -> str:
@@ -336,8 +400,8 @@ def batch(
         specs = read_batch(jobs_file, allow)
         from .batch import job_config
 
-        for key in {(s.preset or preset, s.language or "") for s in specs}:
-            job_config(*key)  # an unknown preset or language fails the batch before any work
+        for key in {(s.preset or preset, s.settings) for s in specs}:
+            job_config(*key)  # an unknown preset or a bad setting fails the batch before any work
         from .batch import check_batch_paths
 
         check_batch_paths(specs, jobs_file, out_dir, preset, metrics_file)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from .emotions import EMOTIONS
+from .exports import FORMATS
 from .errors import UsageError
 
 
@@ -90,10 +92,18 @@ class RenderConfig:
     device: str = "cpu"
     fps: int = 25
     max_side: int = 512  # long side of the video, pixels
-    blink_interval_s: float = 4.0  # mean time between blinks; 0 disables blinking
-    head_motion: float = 1.0  # scale of the idle head sway; 0 disables it
-    mouth_open_scale: float = 1.0
+    blink_rate: float = 15.0  # blinks per minute, on average; 0 disables blinking
+    head_motion: float = 1.0  # scale of the idle head sway; 0: a still head (blinks go on)
+    mouth_open_scale: float = 1.0  # scale of the mouth's speech shapes (closures stay shut)
+    emotion: str = "neutral"  # the face's emotion before any [emotion] tag of the text
+    crop: str = "full"  # full: the whole photo; face: the head and shoulders
     seed: int = 0
+
+
+@dataclass(frozen=True)
+class OutputConfig:
+    formats: str = "arkit-json,srt"  # animation files written beside the video (exports.FORMATS)
+    dat_frame_rate: int = 24  # frames per second of the Moho DAT export (rhubarb-dat)
 
 
 @dataclass(frozen=True)
@@ -120,6 +130,7 @@ class TalkerConfig:
     visemes: VisemeConfig = field(default_factory=VisemeConfig)
     render: RenderConfig = field(default_factory=RenderConfig)
     video: VideoConfig = field(default_factory=VideoConfig)
+    output: OutputConfig = field(default_factory=OutputConfig)
     gpu: GpuConfig = field(default_factory=GpuConfig)
 
     def to_dict(self) -> dict[str, Any]:
@@ -247,8 +258,10 @@ RULES: dict[str, Rule] = {
     "visemes.hold_pause_s": _range(0, 1, " s"), "visemes.smoothing_s": _range(0, 0.5, " s"),
     "render.device": Rule('"cpu"', choices=("cpu",)),
     "render.fps": Rule("24, 25, 30, 50 or 60", choices=(24, 25, 30, 50, 60)),
-    "render.max_side": _range(64, 4096, " pixels"), "render.blink_interval_s": _range(0, 600, " s"),
+    "render.max_side": _range(64, 4096, " pixels"), "render.blink_rate": _range(0, 120, " per minute"),
     "render.head_motion": _range(0, 5), "render.mouth_open_scale": _range(0, 3),
+    "render.emotion": Rule("neutral, happy, sad, angry or surprised", choices=EMOTIONS),
+    "render.crop": Rule("full (the whole photo) or face (head and shoulders)", choices=("full", "face")),
     "render.seed": _range(0, 2**32 - 1),
     "video.crf": _range(0, 51),
     "video.x264_preset": Rule("an x264 preset: ultrafast, superfast, veryfast, faster, fast, medium, slow, "
@@ -257,6 +270,9 @@ RULES: dict[str, Rule] = {
     "video.audio_bitrate": Rule('a bitrate such as "128k"', pattern=r"\d{2,4}k"),
     "video.audio_rate": Rule("8000, 16000, 22050, 24000, 32000, 44100 or 48000",
                              choices=(8000, 16000, 22050, 24000, 32000, 44100, 48000)),
+    "output.formats": Rule("a comma-separated list of " + ", ".join(FORMATS),
+                           pattern=rf"({'|'.join(FORMATS)})(,({'|'.join(FORMATS)}))*"),
+    "output.dat_frame_rate": _range(24, 100, " fps"),
     "gpu.mem_ratio": _range(0.05, 1.0), "gpu.margin": _range(0, 1.0),
 }
 

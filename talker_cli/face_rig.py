@@ -19,13 +19,15 @@ LEFT_CORNER, RIGHT_CORNER = 61, 291
 UPPER_LIP_TOP, LOWER_LIP_BOTTOM, CHIN = 0, 17, 152
 # Eyes as seen in the image: the subject's right eye is on the image's left.
 EYES = {
-    "Right": {"outer": 33, "inner": 133, "upper": 159, "lower": 145, "brow": 107},
-    "Left": {"outer": 263, "inner": 362, "upper": 386, "lower": 374, "brow": 336},
+    "Right": {"outer": 33, "inner": 133, "upper": 159, "lower": 145, "brow": 107, "brow_mid": 105, "brow_outer": 70},
+    "Left": {"outer": 263, "inner": 362, "upper": 386, "lower": 374, "brow": 336, "brow_mid": 334, "brow_outer": 300},
 }
 
 BASIS = (
     "lipgap", "chin", "close", "lowerDown", "upperUp", "funnel", "pucker", "smileLeft",
     "smileRight", "stretchLeft", "stretchRight", "brow", "blinkLeft", "blinkRight",
+    # the emotions' shapes, both sides together
+    "browDown", "browOuterUp", "eyeWide", "squint", "frown",
 )
 
 
@@ -122,12 +124,15 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
         corner = np.exp(-(((u - sign) ** 2 + s**2) / (2 * 0.45**2)))
         fields[f"smile{name}"] = along(0.2 * W * sign * corner, -0.12 * W * corner)
         fields[f"stretch{name}"] = along(0.18 * W * sign * corner, 0.05 * W * corner)
+        # corners drawn down and a little in: sadness, anger
+        fields["frown"] = fields.get("frown", 0) + along(-0.06 * W * sign * corner, 0.24 * W * corner)
     return fields
 
 
 def eye_basis(landmarks: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray]:
-    """Blinks (upper lid slides down over the eye) and the inner-brow raise."""
-    fields = {"brow": np.zeros((len(points), 2))}
+    """Blinks (upper lid slides down over the eye), the brows (inner raise, lowering, outer raise),
+    wide eyes and squinting lower lids with the cheek pushed up."""
+    fields = {name: np.zeros((len(points), 2)) for name in ("brow", "browDown", "browOuterUp", "eyeWide", "squint")}
     for name, idx in EYES.items():
         outer, inner = landmarks[idx["outer"]], landmarks[idx["inner"]]
         centre = 0.5 * (outer + inner)
@@ -154,9 +159,18 @@ def eye_basis(landmarks: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray
         down = _smoothstep(lid_top - 1.5 * upper_slide - 0.03, lid_top, v) * (1 - _smoothstep(meet, meet + 0.03, v))
         up = _smoothstep(meet - 0.03, meet, v) * (1 - _smoothstep(lid_bottom, lid_bottom + 1.5 * lower_slide + 0.03, v))
         fields[f"blink{name}"] = np.outer((upper_slide * down - lower_slide * up) * half, ey)
-        brow = landmarks[idx["brow"]]
-        dist2 = np.sum((points - brow) ** 2, axis=1) / (1.1 * half) ** 2
-        fields["brow"] = fields["brow"] - np.outer(0.22 * half * np.exp(-dist2), ey)
+        fields["eyeWide"] = fields["eyeWide"] - np.outer(0.45 * upper_slide * down * half, ey)
+        below = np.exp(-(u * u + ((v - lid_bottom - 0.7) / 0.6) ** 2))  # the cheek under the eye
+        fields["squint"] = fields["squint"] - np.outer((0.35 * lower_slide * up + 0.08 * below) * half, ey)
+
+        def bump(landmark: str, reach: float) -> np.ndarray:
+            dist2 = np.sum((points - landmarks[idx[landmark]]) ** 2, axis=1) / (reach * half) ** 2
+            return np.exp(-dist2)
+
+        fields["brow"] = fields["brow"] - np.outer(0.22 * half * bump("brow", 1.1), ey)
+        inner_mid = np.maximum(bump("brow", 1.0), bump("brow_mid", 1.0))
+        fields["browDown"] = fields["browDown"] + np.outer(0.32 * half * inner_mid, ey) + np.outer(0.1 * half * bump("brow", 1.0), ex)
+        fields["browOuterUp"] = fields["browOuterUp"] - np.outer(0.3 * half * bump("brow_outer", 1.1), ey)
     return fields
 
 
@@ -168,7 +182,10 @@ class FaceRig:
     fields: np.ndarray  # len(BASIS) x roi_h x roi_w x 2, float32 pixels per unit weight
 
     def displacement(self, basis_weights: np.ndarray) -> np.ndarray:
-        return np.tensordot(basis_weights.astype(np.float32), self.fields, axes=1)
+        used = np.flatnonzero(basis_weights)  # most shapes rest most of the time: skip their fields
+        if len(used) == 0:
+            return np.zeros(self.fields.shape[1:], dtype=np.float32)
+        return np.tensordot(basis_weights[used].astype(np.float32), self.fields[used], axes=1)
 
     def opening(self, basis_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Upper and lower edges of the newly opened mouth, left to right.

@@ -7,7 +7,7 @@ import fcntl
 import json
 import os
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +32,28 @@ def _held(path: Path) -> bool:
         os.close(fd)
 
 
-def output_files(video_path: Path) -> dict[str, Path]:
-    """Every file one job writes, beside its MP4."""
-    stem = video_path.with_suffix("")
-    return {
-        "video": video_path,
-        "manifest": Path(f"{stem}.json"),
-        "blendshapes": Path(f"{stem}.blendshapes.json"),
-        "subtitles": Path(f"{stem}.srt"),
-    }
+def output_files(output: Path, formats: Sequence[str], video: bool = True, speech: bool = False) -> dict[str, Path]:
+    """Every file one job writes: for a render, `output` is the MP4 and the rest lie beside it under
+    its stem; for animation only (no video), `output` is the stem itself (a suffix of ours is dropped).
+    Keys: "video", "speech", "manifest" and each format's name."""
+    from .exports import FORMATS
+
+    if video:
+        if output.suffix.lower() != ".mp4":
+            raise UsageError(f"output must end in .mp4: {output}")
+        stem = str(output.with_suffix(""))
+    else:
+        stem = str(output)
+        for suffix in sorted({*FORMATS.values(), ".json", ".wav", ".mp4"}, key=len, reverse=True):
+            if stem.lower().endswith(suffix) and len(stem) > len(suffix):
+                stem = stem[: -len(suffix)]
+                break
+    files = {"video": output} if video else {}
+    if speech:
+        files["speech"] = Path(f"{stem}.wav")
+    files["manifest"] = Path(f"{stem}.json")
+    files.update({name: Path(stem + FORMATS[name]) for name in formats})
+    return files
 
 
 def _identities(path: Path) -> list[object]:
@@ -72,21 +85,22 @@ def check_paths(outputs: Iterable[tuple[str, Path]], inputs: Iterable[Path | Non
 
 
 class OutputSet:
-    def __init__(self, video_path: Path):
-        folder = video_path.parent
-        if not folder.is_dir():
-            raise UsageError(f"output folder does not exist: {folder}; create it first")
-        if video_path.suffix.lower() != ".mp4":
-            raise UsageError(f"output must end in .mp4: {video_path}")
-        if video_path.is_dir():
-            raise UsageError(f"output path is a folder: {video_path}")
-        self.final = output_files(video_path)
+    """One job's files (output_files), written under temporary names and renamed together."""
+
+    def __init__(self, files: dict[str, Path]):
+        manifest = files["manifest"]
+        if not manifest.parent.is_dir():
+            raise UsageError(f"output folder does not exist: {manifest.parent}; create it first")
+        for path in files.values():
+            if path.is_dir():
+                raise UsageError(f"output path is a folder: {path}")
+        self.final = dict(files)
         tag = f"partial-{os.getpid()}-{secrets.token_hex(4)}"  # unique across hosts and PID namespaces
         self.temporary = {key: path.with_name(f".{path.name}.{tag}") for key, path in self.final.items()}
         self._remove_stale()
         self._lock: int | None = None
-        try:  # the video's partial file, locked while this run lives; a folder that cannot take it is refused
-            self._lock = os.open(self.temporary["video"], os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+        try:  # the manifest's partial file, locked while this run lives; a folder that cannot take it is refused
+            self._lock = os.open(self.temporary["manifest"], os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
                                  | os.O_CLOEXEC, 0o644)
         except OSError as error:
             raise os_error(error) from None
@@ -95,19 +109,22 @@ class OutputSet:
     def _remove_stale(self) -> None:
         """Partial files of runs that were killed outright (SIGKILL, power cut): their video's partial
         file is no longer locked by a living writer (or is gone)."""
-        video = self.final["video"]
+        manifest = self.final["manifest"]
         for key, path in self.final.items():
             for partial in path.parent.glob(f".{path.name}.partial-*"):
                 tag = partial.name[len(f".{path.name}."):]
-                if not _held(video.with_name(f".{video.name}.{tag}")):
+                if not _held(manifest.with_name(f".{manifest.name}.{tag}")):
                     partial.unlink(missing_ok=True)
 
     def temp(self, key: str) -> Path:
         return self.temporary[key]
 
     def write_text(self, key: str, text: str) -> None:
-        with open(self.temporary[key], "w", encoding="utf-8") as handle:
-            handle.write(text)
+        self.write_bytes(key, text.encode("utf-8"))
+
+    def write_bytes(self, key: str, data: bytes) -> None:
+        with open(self.temporary[key], "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
 
@@ -116,10 +133,10 @@ class OutputSet:
 
     def commit(self) -> dict[str, Path]:
         """Rename every temporary into place, the manifest last: its presence means 'complete'."""
-        for key in ("video", "blendshapes", "subtitles", "manifest"):
+        for key in [k for k in self.final if k != "manifest"] + ["manifest"]:
             temp = self.temporary[key]
             if temp.exists():
-                if key == "video":
+                if key in ("video", "speech"):  # written by ffmpeg or soundfile: flushed here
                     with open(temp, "rb") as handle:
                         os.fsync(handle.fileno())
                 os.replace(temp, self.final[key])

@@ -142,23 +142,56 @@ def find_landmarks(image_rgb: np.ndarray) -> np.ndarray | None:
     return None if points is None else points + np.array([left, top], dtype=np.float32)
 
 
-def load_photo(path: Path, config: RenderConfig) -> FacePhoto:
-    import cv2
+def face_crop_box(landmarks: np.ndarray, width: int, height: int) -> tuple[int, int, int, int]:
+    """The head and shoulders around a face (x0, y0, x1, y1), 4:5 like a portrait, inside the image:
+    the face's landmarks span brow to chin, so the box is 2.6 times their height, with the face's
+    centre 40% down from its top."""
+    lo, hi = landmarks.min(axis=0), landmarks.max(axis=0)
+    box_h = min(2.6 * float(hi[1] - lo[1]), height)
+    box_w = min(0.8 * box_h, width)
+    box_h = min(box_h, box_w / 0.8)
+    cx, cy = (lo + hi) / 2
+    x0 = float(np.clip(cx - box_w / 2, 0, width - box_w))
+    y0 = float(np.clip(cy - 0.4 * box_h, 0, height - box_h))
+    return int(x0), int(y0), int(round(x0 + box_w)), int(round(y0 + box_h))
 
+
+def load_photo(path: Path, config: RenderConfig) -> FacePhoto:
     original = read_image(path)
     height, width = original.shape[:2]
-    out_w, out_h = video_size(width, height, config.max_side)
-    image = cv2.resize(original, (out_w, out_h), interpolation=cv2.INTER_AREA) if (out_w, out_h) != (width, height) else original
-    landmarks = find_landmarks(image)
-    if landmarks is None:
-        raise InputError(f"no face found in {path}; use a photo with one clear, frontal face")
+    image, landmarks = _sized_with_landmarks(original, config.max_side, path)
+    if config.crop == "face":  # frame the head and shoulders, then find the face again at the new size
+        scale = width / image.shape[1]
+        x0, y0, x1, y1 = face_crop_box(landmarks * scale, width, height)
+        if (x1 - x0) * (y1 - y0) < 0.9 * width * height:
+            image, landmarks = _sized_with_landmarks(original[y0:y1, x0:x1], config.max_side, path, enlarge=True)
     face_width = float(np.ptp(landmarks[:, 0]))
     if face_width < MIN_FACE_WIDTH_PX:
         raise InputError(
             f"the face in {path} is only {face_width:.0f} px wide at the video size; "
-            f"crop the photo closer or raise render.max_side (need {MIN_FACE_WIDTH_PX} px)"
+            f"use --crop face, crop the photo closer or raise render.max_side (need {MIN_FACE_WIDTH_PX} px)"
         )
     return FacePhoto(
         path=path, sha256=file_sha256(path), image_rgb=np.ascontiguousarray(image),
         landmarks_px=landmarks, source_size=(width, height),
     )
+
+
+def _sized_with_landmarks(original: np.ndarray, max_side: int, path: Path,
+                          enlarge: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The image at the video size (a crop enlarged to it, so the video keeps its size) and its
+    face's landmarks there; no face is an input error."""
+    import cv2
+
+    height, width = original.shape[:2]
+    out_w, out_h = video_size(width, height, max_side)
+    if enlarge and max(width, height) < max_side:
+        scale = max_side / max(width, height)
+        out_w, out_h = max(2, int(width * scale) // 2 * 2), max(2, int(height * scale) // 2 * 2)
+    shrink = out_w < width
+    image = (cv2.resize(original, (out_w, out_h), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_CUBIC)
+             if (out_w, out_h) != (width, height) else original)
+    landmarks = find_landmarks(image)
+    if landmarks is None:
+        raise InputError(f"no face found in {path}; use a photo with one clear, frontal face")
+    return image, landmarks

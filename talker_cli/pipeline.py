@@ -204,7 +204,7 @@ def run_jobs(jobs: Sequence[Job], stages: Sequence[Stage] | None = None,
                 job.work_dir = Path(work_root) / str(index)
                 job.work_dir.mkdir()
                 try:
-                    job.outputs = OutputSet(job.output)
+                    job.outputs = OutputSet(job.output_files())
                 except TalkerError as error:
                     result.error = error
             for stage in stages:
@@ -253,24 +253,31 @@ def run_job(job: Job, stages: Sequence[Stage] | None = None, on_stage: StageCall
 def build_manifest(job: Job, reports: list[StageReport], seconds: float) -> dict[str, Any]:
     video = job.artifacts.get("video")
     script = job.artifacts.get("script")
+    speech = job.artifacts.get("speech")
+    duration = video.duration_s if video else speech.duration_s if speech else 0.0
     outputs = {k: str(v) for k, v in job.outputs.final.items()}
+    render = job.config.render
     return {
         "talker_version": __version__,
         "output": outputs,
         "inputs": {
-            "photo": str(job.photo), "audio": str(job.audio) if job.audio else None,
+            "photo": str(job.photo) if job.photo else None, "audio": str(job.audio) if job.audio else None,
             "reply": job.reply, **job.input_hashes,
         },
         "language": {"code": job.language, "decided_by": job.language_decided_by},
         "spoken_text": script.text if script else None,
         "spoken_text_origin": script.origin if script else None,
         "prompt": job.artifacts.get("prompt"),
+        "controls": {"emotion": render.emotion, "emotion_changes": job.artifacts.get("emotion_changes", []),
+                     "head_motion": render.head_motion, "blink_rate": render.blink_rate,
+                     "mouth_scale": render.mouth_open_scale, "crop": render.crop},
         "video": {
             "width": video.width, "height": video.height, "fps": video.fps,
             "frames": video.frame_count, "duration_s": round(video.duration_s, 3),
         } if video else None,
+        "speech_s": round(duration, 3),
         "seconds": round(seconds, 3),
-        "real_time_factor": round(seconds / video.duration_s, 3) if video else None,
+        "real_time_factor": round(seconds / duration, 3) if duration else None,
         "stages": [report.__dict__ for report in reports],
         "vram": job.vram,
         "video_bytes": job.outputs.temp("video").stat().st_size if video else None,

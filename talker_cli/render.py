@@ -16,32 +16,32 @@ from .face_rig import BASIS, FaceRig, build_rig
 JAW_TRAVEL = 0.5  # lip opening at jawOpen = 1, in mouth half widths
 
 
-def basis_weights(track: BlendshapeTrack, frame: int, mouth_open_scale: float) -> np.ndarray:
+def basis_weights(track: BlendshapeTrack, frame: int) -> np.ndarray:
     w = dict(zip(track.names, track.weights[frame]))
-    jaw = w["jawOpen"] * JAW_TRAVEL * mouth_open_scale
+    both = lambda name: 0.5 * (w[f"{name}Left"] + w[f"{name}Right"])  # noqa: E731
+    jaw = w["jawOpen"] * JAW_TRAVEL
     close = w["mouthClose"]
     values = {
         "lipgap": jaw * (1 - close), "chin": jaw, "close": close,
-        "lowerDown": 0.5 * (w["mouthLowerDownLeft"] + w["mouthLowerDownRight"]),
-        "upperUp": 0.5 * (w["mouthUpperUpLeft"] + w["mouthUpperUpRight"]),
+        "lowerDown": both("mouthLowerDown"), "upperUp": both("mouthUpperUp"),
         "funnel": w["mouthFunnel"], "pucker": w["mouthPucker"],
         "smileLeft": w["mouthSmileLeft"], "smileRight": w["mouthSmileRight"],
         "stretchLeft": w["mouthStretchLeft"], "stretchRight": w["mouthStretchRight"],
         "brow": w["browInnerUp"], "blinkLeft": w["eyeBlinkLeft"], "blinkRight": w["eyeBlinkRight"],
+        "browDown": both("browDown"), "browOuterUp": both("browOuterUp"), "eyeWide": both("eyeWide"),
+        "squint": max(both("eyeSquint"), both("cheekSquint")), "frown": both("mouthFrown"),
     }
     return np.array([values[name] for name in BASIS], dtype=np.float32)
 
 
-def head_phases(seed: int) -> np.ndarray:
-    return np.random.default_rng(seed + 1).uniform(0, 2 * np.pi, 6)
+HEAD_RADIUS = 0.5  # from the neck's pivot to the face, in face widths: a turn of the head moves the face by this
 
 
-def head_pose(t: np.ndarray, amount: float, phases: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Idle sway: a sum of slow incommensurate sines. Returns (degrees, dx, dy) in face-width units."""
-    angle = amount * (0.9 * np.sin(2 * np.pi * 0.11 * t + phases[0]) + 0.4 * np.sin(2 * np.pi * 0.27 * t + phases[1]))
-    dx = amount * 0.012 * (np.sin(2 * np.pi * 0.07 * t + phases[2]) + 0.5 * np.sin(2 * np.pi * 0.19 * t + phases[3]))
-    dy = amount * 0.008 * (np.sin(2 * np.pi * 0.09 * t + phases[4]) + 0.5 * np.sin(2 * np.pi * 0.23 * t + phases[5]))
-    return angle, dx, dy
+def head_offset(head_deg: np.ndarray) -> tuple[float, float, float]:
+    """The track's (yaw, pitch, roll) as the photo can show it: roll in degrees, and the face's
+    shift (dx, dy) in face widths that a small turn and nod make."""
+    yaw, pitch, roll = (float(v) for v in head_deg)
+    return roll, HEAD_RADIUS * float(np.sin(np.radians(yaw))), HEAD_RADIUS * float(np.sin(np.radians(pitch)))
 
 
 class MouthPainter:
@@ -135,13 +135,11 @@ class FrameRenderer:
         self.grid_x, self.grid_y = xs, ys
         self.pivot = photo.landmarks_px[[33, 263, 152]].mean(axis=0)  # rotate about the lower face
         self.face_width = float(np.ptp(photo.landmarks_px[:, 0]))
-        self.phases = head_phases(config.seed)  # drawn once, not for every frame
 
     def render(self, track: BlendshapeTrack, index: int) -> np.ndarray:
         cv2 = self.cv2
-        t = np.array((index + 0.5) / track.fps)
-        weights = basis_weights(track, index, self.config.mouth_open_scale)
-        angle, dx, dy = (float(v) for v in head_pose(t, self.config.head_motion, self.phases))
+        weights = basis_weights(track, index)
+        angle, dx, dy = head_offset(track.head[index]) if track.head is not None else (0.0, 0.0, 0.0)
         # Inverse head transform: output pixel -> where it comes from in the still photo.
         forward = cv2.getRotationMatrix2D(tuple(map(float, self.pivot)), angle, 1.0)
         forward[:, 2] += (dx * self.face_width, dy * self.face_width)

@@ -23,8 +23,8 @@ log = logging.getLogger("talker")
 
 @dataclass
 class Job:
-    photo: Path
-    output: Path
+    photo: Path | None  # None: animation files only (talker lipsync), no video
+    output: Path  # the MP4; without a photo, the stem of the animation files
     config: TalkerConfig
     text: str | None = None
     audio: Path | None = None
@@ -44,6 +44,15 @@ class Job:
 
     def __post_init__(self) -> None:
         self.requested_config_sha256 = self.requested_config_sha256 or self.config.digest()
+
+    def output_files(self) -> dict[str, Path]:
+        """Every file this job writes (checked before any work, written by the stages)."""
+        from .exports import parse_formats
+        from .outputs import output_files
+
+        video = self.photo is not None
+        speech = not video and (self.audio is None or self.reply)  # the voice of an animation is written too
+        return output_files(self.output, parse_formats(self.config.output.formats), video=video, speech=speech)
 
     def stage_device(self, stage: str) -> str:
         """Where a stage runs, spelled as reservations are keyed: 'cuda' means 'cuda:0'."""
@@ -151,9 +160,12 @@ def check_text_language(job: Job) -> None:
     from .language import decide_language
     from .tts import make_tts
 
+    from .emotions import split_tags
+
     if job.text is None:
         return
-    job.language, job.language_decided_by = decide_language(job.text, job.config.input.language)
+    text = split_tags(job.text)[0]
+    job.language, job.language_decided_by = decide_language(text, job.config.input.language)
     if job.reply:
         from .llm import check_reply_language
 
@@ -161,7 +173,7 @@ def check_text_language(job: Job) -> None:
     engine = make_tts(job.config.tts, job.language)
     engine.locate()
     if hasattr(engine, "check_language") and not job.reply:
-        engine.check_language(job.text, job.language)
+        engine.check_language(text, job.language)
 
 
 def job_size(job: Job):
@@ -187,6 +199,9 @@ def verdict_summary(verdict) -> dict[str, Any]:
 class PhotoStage(Stage):
     name = "photo"
     backend = "mediapipe-facemesh"
+
+    def applies(self, job: Job) -> bool:
+        return job.photo is not None
 
     def run(self, job: Job) -> dict[str, Any]:
         from .photo import load_photo
@@ -237,10 +252,13 @@ class InputStage(Stage):
     def run(self, job: Job) -> dict[str, Any]:
         limits = job.config.input
         if job.audio is None:
-            text = check_script(job.text or "", limits.max_chars, "text")
-            job.artifacts["script"] = Script(text=text, origin="text")
-            job.input_hashes["text_sha256"] = text_sha256(text)
-            return {"chars": len(text)}
+            from .emotions import split_tags
+
+            spoken, marks = split_tags(job.text or "")
+            text = check_script(spoken, limits.max_chars, "text")
+            job.artifacts["script"] = Script(text=text, origin="text", emotion_marks=marks)
+            job.input_hashes["text_sha256"] = text_sha256(job.text or "")
+            return {"chars": len(text), "emotion_tags": len(marks)}
         from .asr import ASR_RATE
         from .audio_io import check_not_silent, decode_audio
         from .photo import file_sha256
@@ -320,6 +338,14 @@ class AsrStage(Stage):
         self.engine = None
 
 
+def reply_script(reply: str, job: Job) -> Script:
+    """What the face says of a reply: emotion tags the model wrote are obeyed, not spoken."""
+    from .emotions import split_tags
+
+    spoken, marks = split_tags(reply)
+    return Script(check_script(spoken, job.config.input.max_chars, "reply"), "reply", marks)
+
+
 class LlmStage(Stage):
     name = "llm"
 
@@ -340,7 +366,7 @@ class LlmStage(Stage):
         prompt = job.artifacts["script"].text
         reply = spoken_reply(self.engine.reply(prompt))
         job.artifacts["prompt"] = prompt
-        job.artifacts["script"] = Script(check_script(reply.text, job.config.input.max_chars, "reply"), "reply")
+        job.artifacts["script"] = reply_script(reply.text, job)
         # The face says the reply: a recording no longer matches it, so the voice is synthesized.
         job.artifacts.pop("speech", None)
         return {"reply_chars": len(reply.text)}
@@ -353,13 +379,15 @@ class LlmStage(Stage):
         return {"prompt": job.artifacts["script"].text, "llm": asdict(job.config.llm), "model": identity}
 
     def save(self, job: Job, folder: Path) -> None:
-        data = {"prompt": job.artifacts["prompt"], "reply": job.artifacts["script"].text}
+        script = job.artifacts["script"]
+        data = {"prompt": job.artifacts["prompt"], "reply": script.text, "emotion_marks": script.emotion_marks}
         (folder / "reply.json").write_text(json.dumps(data))
 
     def restore(self, job: Job, folder: Path) -> None:
         data = json.loads((folder / "reply.json").read_text())
         job.artifacts["prompt"] = data["prompt"]
-        job.artifacts["script"] = Script(data["reply"], "reply")
+        marks = tuple((offset, emotion) for offset, emotion in data.get("emotion_marks", ()))
+        job.artifacts["script"] = Script(data["reply"], "reply", marks)
         job.artifacts.pop("speech", None)
 
     def unload(self) -> None:
@@ -451,27 +479,53 @@ class AlignmentStage(Stage):
 
 
 class VisemeStage(Stage):
+    """Phones -> visemes -> the face's track (mouth, emotions, blinks, head)."""
+
     name = "visemes"
     backend = "ovr-15"
 
     def run(self, job: Job) -> dict[str, Any]:
         from .blendshapes import blendshape_track
-        from .subtitles import make_cues, to_srt
+        from .emotions import mark_times
         from .visemes import viseme_track
 
         c = job.config
-        track = job.artifacts["phones"]
+        track, script = job.artifacts["phones"], job.artifacts["script"]
         segments = viseme_track(track.phones, c.visemes)
-        weights = blendshape_track(segments, job.artifacts["speech"].duration_s, c.visemes, c.render)
+        changes = mark_times(script.emotion_marks, script.text, track.words)
+        weights = blendshape_track(segments, job.artifacts["speech"].duration_s, c.visemes, c.render, changes)
         job.artifacts["visemes"] = segments
         job.artifacts["blendshapes"] = weights
-        job.outputs.write_json("blendshapes", {
-            "fps": weights.fps, "names": list(weights.names),
-            "frames": [[round(float(v), 4) for v in row] for row in weights.weights],
-            "visemes": [[s.viseme, round(s.start_s, 4), round(s.end_s, 4)] for s in segments],
-        })
-        job.outputs.write_text("subtitles", to_srt(make_cues(track.words, job.artifacts["script"].text)))
+        job.artifacts["emotion_changes"] = [[round(t, 3), e] for t, e in changes]
         return {"segments": len(segments), "frames": weights.frame_count}
+
+
+class ExportStage(Stage):
+    """The track in every format the job asked for, the subtitles, and (animation only) the speech."""
+
+    name = "export"
+    backend = "talker-exports"
+
+    def run(self, job: Job) -> dict[str, Any]:
+        from .exports import Animation, parse_formats, render_format
+        from .subtitles import make_cues
+
+        speech = job.artifacts["speech"]
+        animation = Animation(
+            track=job.artifacts["blendshapes"], segments=job.artifacts["visemes"],
+            cues=make_cues(job.artifacts["phones"].words, job.artifacts["script"].text),
+            duration_s=speech.duration_s, sound_file=speech.source_path or job.outputs.final.get("speech"),
+            dat_frame_rate=job.config.output.dat_frame_rate, visemes=job.config.visemes,
+            mouth_scale=job.config.render.mouth_open_scale,
+        )
+        formats = parse_formats(job.config.output.formats)
+        for name in formats:
+            job.outputs.write_bytes(name, render_format(name, animation))
+        if "speech" in job.outputs.final:
+            from .audio_io import write_wav
+
+            write_wav(job.outputs.temp("speech"), speech.samples, speech.sample_rate)
+        return {"formats": list(formats)}
 
 
 class RenderStage(Stage):
@@ -479,6 +533,9 @@ class RenderStage(Stage):
 
     name = "render"
     backend = "landmark-warp"
+
+    def applies(self, job: Job) -> bool:
+        return job.photo is not None
 
     def run(self, job: Job) -> dict[str, Any]:
         from .render import FrameRenderer
@@ -490,6 +547,9 @@ class RenderStage(Stage):
 class Mp4Stage(Stage):
     name = "mp4"
     backend = "ffmpeg-libx264"
+
+    def applies(self, job: Job) -> bool:
+        return job.photo is not None
 
     def run(self, job: Job) -> dict[str, Any]:
         import time
@@ -526,8 +586,9 @@ class Mp4Stage(Stage):
 
 
 def render_stages() -> list[Stage]:
+    """Every stage of a job; without a photo (talker lipsync) the photo, render and mp4 stages do not apply."""
     return [
         PreflightStage(), PhotoStage(), InputStage(), AsrStage(), LlmStage(), TtsStage(),
-        AlignmentStage(), VisemeStage(), RenderStage(), Mp4Stage(),
+        AlignmentStage(), VisemeStage(), ExportStage(), RenderStage(), Mp4Stage(),
     ]
 

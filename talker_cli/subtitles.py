@@ -1,4 +1,4 @@
-"""Subtitles (SRT) from the aligned words: short cues broken at sentence ends and pauses."""
+"""Subtitles (SRT and WebVTT) from the aligned words: short cues broken at sentence ends and pauses."""
 
 from __future__ import annotations
 
@@ -101,3 +101,11 @@ def _timestamp(seconds: float) -> str:
 def to_srt(cues: Sequence[Cue]) -> str:
     blocks = [f"{i}\n{_timestamp(c.start_s)} --> {_timestamp(c.end_s)}\n{c.text}\n" for i, c in enumerate(cues, 1)]
     return "\n".join(blocks)
+
+
+def to_vtt(cues: Sequence[Cue]) -> str:
+    """WebVTT: a header, then cues with '.' before the milliseconds."""
+    escape = lambda text: text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # noqa: E731
+    blocks = [f"{_timestamp(c.start_s).replace(',', '.')} --> {_timestamp(c.end_s).replace(',', '.')}\n{escape(c.text)}\n"
+              for c in cues]
+    return "\n".join(["WEBVTT\n", *blocks])

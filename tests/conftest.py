@@ -52,7 +52,7 @@ def ffprobe(path: Path) -> dict:
 
 def still_preset(tmp_path: Path, **render) -> Path:
     """A preset with idle motion off, so only the mouth moves between frames."""
-    lines = ["[render]", "head_motion = 0.0", "blink_interval_s = 0.0"]
+    lines = ["[render]", "head_motion = 0.0", "blink_rate = 0.0"]
     lines += [f"{k} = {v!r}" for k, v in render.items()]
     path = tmp_path / "still.toml"
     path.write_text("\n".join(lines) + "\n")

@@ -178,17 +178,17 @@ def test_a_batch_preset_file_outside_the_allowed_folders_is_refused(place):
 def test_a_partial_file_is_stale_only_when_no_living_writer_holds_it(place):
     import fcntl
 
-    from talker_cli.outputs import OutputSet
+    from talker_cli.outputs import OutputSet, output_files
 
-    live = OutputSet(place / "out" / "a.mp4")  # a writer alive in this process, whatever PID others see
-    live.write_text("subtitles", "1\n")
+    live = OutputSet(output_files(place / "out" / "a.mp4", ("srt",)))  # a writer alive in this process, whatever PID others see
+    live.write_text("srt", "1\n")
     dead = place / "out" / ".a.srt.partial-999999999-deadbeef"  # a writer killed outright
     dead.write_text("1\n")
-    (place / "out" / ".a.mp4.partial-999999999-deadbeef").write_text("")
-    second = OutputSet(place / "out" / "a.mp4")
-    assert live.temp("video").exists() and live.temp("subtitles").exists()
+    (place / "out" / ".a.json.partial-999999999-deadbeef").write_text("")
+    second = OutputSet(output_files(place / "out" / "a.mp4", ("srt",)))
+    assert live.temp("manifest").exists() and live.temp("srt").exists()
     assert not dead.exists()
-    with open(live.temp("video"), "rb") as handle:  # the live one is still locked
+    with open(live.temp("manifest"), "rb") as handle:  # the live one is still locked
         with pytest.raises(BlockingIOError):
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     live.discard()

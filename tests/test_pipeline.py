@@ -21,7 +21,7 @@ class Recorder(Stage):
 
     def run(self, job):
         self.events.append(f"run {self.name}")
-        job.outputs.write_text("subtitles", "partial")
+        job.outputs.write_text("srt", "partial")
         if self.fail:
             raise self.fail
         return {"ok": True}
@@ -174,9 +174,9 @@ def test_a_missing_model_is_refused_before_any_stage_runs_on_the_cpu_too(tmp_pat
 
 
 def test_outputs_are_renamed_into_place_not_copied(tmp_path):
-    from talker_cli.outputs import OutputSet
+    from talker_cli.outputs import OutputSet, output_files
 
-    outputs = OutputSet(tmp_path / "o.mp4")
+    outputs = OutputSet(output_files(tmp_path / "o.mp4", ()))
     outputs.temp("video").write_bytes(b"video")
     outputs.write_text("manifest", "{}")
     inodes = {key: outputs.temp(key).stat().st_ino for key in ("video", "manifest")}

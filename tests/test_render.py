@@ -113,7 +113,9 @@ def test_a_closed_eye_is_covered_by_its_lid_and_leaves_cheek_and_brow(photo, sti
 
 
 def test_head_motion_moves_the_frame_over_time(photo):
-    renderer = FrameRenderer(photo, RenderConfig(head_motion=1.0))
-    track = BlendshapeTrack(25, NAMES, np.zeros((100, len(NAMES)), np.float32))
+    from talker_cli.blendshapes import head_track
+
+    renderer = FrameRenderer(photo, RenderConfig())
+    track = BlendshapeTrack(25, NAMES, np.zeros((100, len(NAMES)), np.float32), head=head_track(100, 25, 1.0, 0))
     a, b = renderer.render(track, 0).astype(int), renderer.render(track, 99).astype(int)
     assert np.abs(a - b).mean() > 1.0

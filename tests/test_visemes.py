@@ -110,7 +110,7 @@ def test_no_shape_in_the_final_track_is_shorter_than_the_minimum():
 @pytest.mark.parametrize("fps, frames", [(25, 1), (30, 1), (50, 2), (60, 2)])
 def test_every_closure_shows_a_closed_mouth_in_the_final_track(fps, frames):
     config = VisemeConfig()
-    track = blendshape_track(viseme_track(PIPER_LIKE, config), 2.0, config, RenderConfig(fps=fps, blink_interval_s=0))
+    track = blendshape_track(viseme_track(PIPER_LIKE, config), 2.0, config, RenderConfig(fps=fps, blink_rate=0))
     closed = track.weights[:, INDEX["mouthClose"]] >= 0.9
     for phone in PIPER_LIKE:
         if phone.label in ("P", "B", "M"):
@@ -122,7 +122,7 @@ def test_every_closure_shows_a_closed_mouth_in_the_final_track(fps, frames):
 def test_the_mouth_rests_before_the_anticipation_window_and_one_frame_after_the_last_sound(fps):
     config = VisemeConfig()
     phones = [Phone("SIL", 0, 0.8), Phone("AA", 0.8, 1.2), Phone("SIL", 1.2, 3.0)]
-    track = blendshape_track(viseme_track(phones, config), 3.0, config, RenderConfig(fps=fps, blink_interval_s=0))
+    track = blendshape_track(viseme_track(phones, config), 3.0, config, RenderConfig(fps=fps, blink_rate=0))
     mouth = track.weights[:, [INDEX[n] for n in NAMES if n.startswith(("jaw", "mouth"))]].max(axis=1)
     centres = (np.arange(track.frame_count) + 0.5) / fps
     assert mouth[centres < 0.8 - config.anticipation_s].max() == 0
