@@ -1,8 +1,9 @@
 """Render benchmark: texts of about 10 s, 60 s and 300 s of speech through the whole pipeline.
 
 Prints per-stage seconds, the render stage's frames per second, the whole run's real-time factor
-(run seconds / video seconds) and the peak RSS. Each length runs in its own process so peak RSS
-is that run's own.
+(run seconds / video seconds) and the peak RSS; then the same texts through `talker lipsync`
+(animation files only, every format): seconds per audio second without video. Each run is its own
+process so peak RSS is that run's own.
 
     python bench/render.py [--lengths 10,60,300] [--preset cpu]
 """
@@ -14,6 +15,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,17 +33,25 @@ def text_for(seconds: float) -> str:
     return " ".join(words[i % len(words)] for i in range(wanted)).rstrip(",") + "."
 
 
-def run_one(seconds: float, preset: str, folder: Path) -> dict:
+ALL_FORMATS = "arkit-json,livelink,gltf,glb,rhubarb-tsv,rhubarb-json,rhubarb-xml,rhubarb-dat,vrm,srt,vtt"
+
+
+def run_one(seconds: float, preset: str, folder: Path, command: str = "render") -> tuple[dict, float]:
+    """One run in its own process: its manifest, and its wall time with Python's start-up."""
     text_file = folder / f"text-{seconds:.0f}.txt"
     text_file.write_text(text_for(seconds))
-    out = folder / f"bench-{seconds:.0f}.mp4"
-    command = [sys.executable, "-m", "talker_cli", "render", "--photo", str(ROOT / "samples" / "face.png"),
-               "--text-file", str(text_file), "--preset", preset, "-o", str(out), "--json", "--quiet",
-               "--force"]  # measure every stage: no speech from the work cache
-    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    if command == "render":
+        target = ["render", "--photo", str(ROOT / "samples" / "face.png"), "-o", str(folder / f"bench-{seconds:.0f}.mp4")]
+    else:
+        target = ["lipsync", "-o", str(folder / f"anim-{seconds:.0f}"), "--format", ALL_FORMATS]
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "talker_cli", *target, "--text-file", str(text_file),
+                             "--preset", preset, "--json", "--quiet",
+                             "--force"],  # measure every stage: no speech from the work cache
+                            capture_output=True, text=True, cwd=ROOT)
     if result.returncode != 0:
-        raise SystemExit(f"render of {seconds:.0f} s failed: {result.stderr.strip()}")
-    return json.loads(result.stdout)
+        raise SystemExit(f"{command} of {seconds:.0f} s failed: {result.stderr.strip()}")
+    return json.loads(result.stdout), time.perf_counter() - started
 
 
 def main() -> None:
@@ -54,7 +64,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for seconds in lengths:
-            manifest = run_one(seconds, args.preset, Path(tmp))
+            manifest, _ = run_one(seconds, args.preset, Path(tmp))
             stages = {s["name"]: s for s in manifest["stages"]}
             rows.append({
                 "target_s": seconds,
@@ -75,6 +85,22 @@ def main() -> None:
         cells += [f"{r['draw_s']:.2f}", f"{r['render_fps']:.0f}", f"{r['total_s']:.1f}", f"{r['rtf']:.3f}", f"{r['peak_rss_mib']:.0f}"]
         print("| " + " | ".join(cells) + " |")
     print("\nmp4 s includes drawing the frames (draw s); RTF = run seconds / video seconds (lower is faster).")
+    lipsync_table(lengths, args.preset)
+
+
+def lipsync_table(lengths: list[float], preset: str) -> None:
+    """`talker lipsync` on the same texts: every format, no photo, no video."""
+    print("\n| lipsync: speech s | tts s | alignment s | visemes s | export s | run s | process s | run s per audio s | process s per audio s |")
+    print("|" + "---|" * 9)
+    with tempfile.TemporaryDirectory() as tmp:
+        for seconds in lengths:
+            manifest, wall = run_one(seconds, preset, Path(tmp), "lipsync")
+            stages = {s["name"]: s["seconds"] for s in manifest["stages"]}
+            speech = manifest["speech_s"]
+            cells = [f"{speech:.1f}"] + [f"{stages[n]:.2f}" for n in ("tts", "alignment", "visemes", "export")]
+            cells += [f"{manifest['seconds']:.2f}", f"{wall:.2f}", f"{manifest['seconds'] / speech:.3f}", f"{wall / speech:.3f}"]
+            print("| " + " | ".join(cells) + " |")
+    print("\nrun s: the manifest's clock (all stages); process s: the command's wall time with Python's start-up.")
 
 
 if __name__ == "__main__":

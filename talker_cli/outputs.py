@@ -43,6 +43,8 @@ def output_files(output: Path, formats: Sequence[str], video: bool = True, speec
             raise UsageError(f"output must end in .mp4: {output}")
         stem = str(output.with_suffix(""))
     else:
+        if output.is_dir():
+            raise UsageError(f"output is a folder: {output}; give the stem of the files, e.g. {output / 'take1'}")
         stem = str(output)
         for suffix in sorted({*FORMATS.values(), ".json", ".wav", ".mp4"}, key=len, reverse=True):
             if stem.lower().endswith(suffix) and len(stem) > len(suffix):

@@ -51,7 +51,8 @@ def quiet_native_logs():
         os.close(devnull)
 
 
-MAX_PHOTO_PIXELS = 100_000_000  # a larger image is a decompression bomb, not a portrait
+MAX_PHOTO_PIXELS = 100_000_000
+FACE_SEARCH_SIDE = 1536  # --crop face looks for the face at this size (a full-body photo's face is small)  # a larger image is a decompression bomb, not a portrait
 
 
 def _to_rgb8(image) -> np.ndarray:
@@ -117,6 +118,22 @@ def _face_boxes(image_rgb: np.ndarray) -> list[tuple[int, int, int, int]]:
     return sorted(boxes, key=lambda b: (b[2] - b[0]) * (b[3] - b[1]), reverse=True)
 
 
+def _face_boxes_in_tiles(image_rgb: np.ndarray) -> list[tuple[int, int, int, int]]:
+    """Faces too small for the detector in the whole image (a full-body photo): looked for in
+    overlapping tiles of half the image's long side, largest first."""
+    height, width = image_rgb.shape[:2]
+    side = max(height, width) // 2
+    if min(height, width) < 2 * MIN_FACE_WIDTH_PX or side < 2 * MIN_FACE_WIDTH_PX:
+        return []
+    starts = lambda length: sorted({*range(0, max(length - side, 0) + 1, side // 2), max(length - side, 0)})  # noqa: E731
+    boxes = []
+    for top in starts(height):
+        for left in starts(width):
+            for x0, y0, x1, y1 in _face_boxes(image_rgb[top:top + side, left:left + side]):
+                boxes.append((x0 + left, y0 + top, x1 + left, y1 + top))
+    return sorted(boxes, key=lambda b: (b[2] - b[0]) * (b[3] - b[1]), reverse=True)
+
+
 def find_landmarks(image_rgb: np.ndarray) -> np.ndarray | None:
     """478 x 2 pixel landmarks of the most prominent face, or None. When FaceMesh alone finds no face
     (several faces, or a small one), the largest face found by the full-range detector is meshed
@@ -126,7 +143,7 @@ def find_landmarks(image_rgb: np.ndarray) -> np.ndarray | None:
             points = _mesh(image_rgb)
             if points is not None:
                 return points
-            boxes = _face_boxes(image_rgb)
+            boxes = _face_boxes(image_rgb) or _face_boxes_in_tiles(image_rgb)
             if not boxes:
                 return None
             if len(boxes) > 1:
@@ -159,12 +176,15 @@ def face_crop_box(landmarks: np.ndarray, width: int, height: int) -> tuple[int, 
 def load_photo(path: Path, config: RenderConfig) -> FacePhoto:
     original = read_image(path)
     height, width = original.shape[:2]
-    image, landmarks = _sized_with_landmarks(original, config.max_side, path)
+    # A face to be framed may be small in the whole photo: look for it at a larger size first.
+    look_size = max(config.max_side, FACE_SEARCH_SIDE) if config.crop == "face" else config.max_side
+    image, landmarks = _sized_with_landmarks(original, look_size, path)
     if config.crop == "face":  # frame the head and shoulders, then find the face again at the new size
         scale = width / image.shape[1]
         x0, y0, x1, y1 = face_crop_box(landmarks * scale, width, height)
-        if (x1 - x0) * (y1 - y0) < 0.9 * width * height:
-            image, landmarks = _sized_with_landmarks(original[y0:y1, x0:x1], config.max_side, path, enlarge=True)
+        whole = (x1 - x0) * (y1 - y0) >= 0.9 * width * height
+        image, landmarks = _sized_with_landmarks(original if whole else original[y0:y1, x0:x1], config.max_side,
+                                                 path, enlarge=not whole)
     face_width = float(np.ptp(landmarks[:, 0]))
     if face_width < MIN_FACE_WIDTH_PX:
         raise InputError(

@@ -164,3 +164,18 @@ def test_controls_come_from_a_batch_file_per_job_and_a_job_without_a_photo_write
     assert b["video"] is None and (out / "b.tsv").read_text().startswith("0.00\tX\n")
     rerun = runner.invoke(app, ["batch", str(tmp_path / "jobs.csv"), "--out-dir", str(out), "--json"])
     assert [j["status"] for j in json.loads(rerun.stdout)["jobs"]] == ["skipped", "skipped"]  # complete: not redone
+
+
+def test_a_face_too_small_in_the_whole_photo_is_framed_by_crop_face(tmp_path, face_photo):
+    from PIL import Image
+
+    from talker_cli.errors import InputError
+
+    portrait = np.asarray(Image.open(face_photo).convert("RGB"))
+    wide = np.full((1800, 1400, 3), 200, np.uint8)  # the portrait small in a large picture, as a full-body shot
+    wide[200:712, 450:962] = portrait
+    Image.fromarray(wide).save(tmp_path / "far.png")
+    with pytest.raises(InputError, match="--crop face"):
+        load_photo(tmp_path / "far.png", RenderConfig())
+    framed = load_photo(tmp_path / "far.png", RenderConfig(crop="face"))
+    assert np.ptp(framed.landmarks_px[:, 0]) > 100 and max(framed.image_rgb.shape[:2]) == 512

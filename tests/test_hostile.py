@@ -91,7 +91,7 @@ CLOBBER = [
      "the batch summary"),
     ("x.mp4 beside x.blendshapes.mp4", ['{"photo": "face.png", "text": "Hi.", "output": "x.mp4"}',
                                         '{"photo": "face.png", "text": "Hi.", "output": "x.blendshapes.mp4"}'], [],
-     "the blendshapes of line 1 and the manifest of line 2"),
+     "the arkit-json of line 1 and the manifest of line 2"),
     ("the metrics file as a manifest", ['{"photo": "face.png", "text": "Hi.", "output": "a.mp4"}'],
      ["--metrics-file", "out/a.json"], "the metrics file"),
     ("the metrics file as the batch file", ['{"photo": "face.png", "text": "Hi.", "output": "a.mp4"}'],
