@@ -176,9 +176,7 @@ def face_crop_box(landmarks: np.ndarray, width: int, height: int) -> tuple[int, 
 def load_photo(path: Path, config: RenderConfig) -> FacePhoto:
     original = read_image(path)
     height, width = original.shape[:2]
-    # A face to be framed may be small in the whole photo: look for it at a larger size first.
-    look_size = max(config.max_side, FACE_SEARCH_SIDE) if config.crop == "face" else config.max_side
-    image, landmarks = _sized_with_landmarks(original, look_size, path)
+    image, landmarks = _sized_with_landmarks(original, config.max_side, path)
     if config.crop == "face":  # frame the head and shoulders, then find the face again at the new size
         scale = width / image.shape[1]
         x0, y0, x1, y1 = face_crop_box(landmarks * scale, width, height)
