@@ -136,3 +136,54 @@ def test_a_closure_is_forced_shut_from_the_frame_it_starts_in(fps):
     w = mouth_weights(segments, 0.9, fps, VisemeConfig())
     first, last = int(np.floor(0.41 * fps)), int(np.ceil(0.48 * fps)) - 1
     assert all(w[k, INDEX["mouthClose"]] >= 0.89 for k in range(first, last + 1))  # not a frame late
+
+
+def _reference_min_duration(segments, min_shape_s):
+    """The rule as first written, rescanning the whole list for every shape: slow, plainly right."""
+    from talker_cli.visemes import _join_equal
+
+    length = lambda s: s.end_s - s.start_s  # noqa: E731
+    out = _join_equal(segments)
+    for _ in range(4 * len(out) + 4):
+        short = [i for i, s in enumerate(out) if length(s) < min_shape_s - 1e-9]
+        if not short or len(out) < 2:
+            return out
+        i = min(short, key=lambda k: (out[k].viseme != "PP", length(out[k])))
+        seg, need = out[i], min_shape_s - length(out[i])
+        before = out[i - 1] if i > 0 else None
+        after = out[i + 1] if i + 1 < len(out) else None
+        spare_before = length(before) - min_shape_s if before else -1.0
+        spare_after = length(after) - min_shape_s if after else -1.0
+        if max(spare_before, spare_after) >= need or seg.viseme == "PP":
+            if after is not None and (before is None or spare_after >= spare_before):
+                take = min(need, length(after))
+                out[i], out[i + 1] = seg_(seg.viseme, seg.start_s, seg.end_s + take), seg_(after.viseme, after.start_s + take, after.end_s)
+            else:
+                take = min(need, length(before))
+                out[i], out[i - 1] = seg_(seg.viseme, seg.start_s - take, seg.end_s), seg_(before.viseme, before.start_s, before.end_s - take)
+        elif after is None or (before is not None and spare_before >= spare_after):
+            out[i - 1] = seg_(before.viseme, before.start_s, seg.end_s)
+            del out[i]
+        else:
+            out[i + 1] = seg_(after.viseme, seg.start_s, after.end_s)
+            del out[i]
+        out = _join_equal(out)
+    return out
+
+
+seg_ = VisemeSegment
+
+
+def test_the_minimum_duration_rule_gives_what_the_plain_rescanning_rule_gives():
+    rng = np.random.default_rng(7)
+    for _ in range(1500):
+        t, segments = 0.0, []
+        for _ in range(int(rng.integers(1, 40))):
+            d = float(rng.choice([0.0, 0.01, 0.03, 0.05, 0.069, 0.07, 0.1, 0.2, 0.5])) if rng.random() < 0.7 \
+                else float(rng.uniform(0, 0.3))
+            segments.append(seg(str(rng.choice(["PP", "sil", "aa", "E", "SS", "PP", "kk"])), t, t + d))
+            t += d
+        expected = _reference_min_duration(segments, 0.07)
+        got = enforce_min_duration(segments, 0.07)
+        assert [(s.viseme, round(s.start_s, 9), round(s.end_s, 9)) for s in got] == \
+            [(s.viseme, round(s.start_s, 9), round(s.end_s, 9)) for s in expected], segments
