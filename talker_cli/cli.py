@@ -344,25 +344,25 @@ def check_gpu(
     with _command(quiet=True):
         from .config import load_config
         from .gpu_probe import probe_devices
-        from .preflight import JobSize, decide, plan_job, text_size
-        from .stages import read_text_file, verdict_summary
+        from .preflight import decide, plan_job
+        from .stages import Job, check_job, read_text_file, verdict_summary
 
         if text is not None and text_file is not None:
             raise UsageError("give at most one of --text and --text-file")
+        if audio is not None and (text is not None or text_file is not None):
+            raise UsageError("give --audio or a text, not both")
         overrides = _flag_overrides(llm_model=llm_model, asr_model=asr_model, tts_model=tts_model)
         if mem_ratio is not None:
             overrides["gpu"] = {"mem_ratio": mem_ratio}
         config = load_config(preset, overrides)
         if text_file is not None:
             text = read_text_file(text_file)
-        if audio is not None:
-            from .audio_io import probe_duration_s
-
-            if not audio.is_file():
-                raise InputError(f"audio file not found: {audio}")
-            size = JobSize(audio_s=probe_duration_s(audio), reply=reply)
-        else:
-            size = text_size(text or "", reply, config)
+        if audio is not None and not audio.is_file():
+            raise InputError(f"audio file not found: {audio}")
+        # The render's own checks (models found, the text's voice), on a job that writes nothing.
+        job = Job(photo=None, output=Path("check-gpu"), config=config, text=text if audio is None else None,
+                  audio=audio, reply=reply)
+        size = check_job(job)
         devices = probe_devices()
         verdict = decide(plan_job(config, size), devices, config)
     if json_out:

@@ -111,11 +111,9 @@ class PreflightStage(Stage):
         self.torch_module = torch_module
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .preflight import decide, locate_models, plan_job, stage_devices, stages_that_run, uses_gpu
+        from .preflight import decide, plan_job, stage_devices, stages_that_run, uses_gpu
 
-        size = job_size(job)
-        locate_models(job.config, stages_that_run(size))
-        check_text_language(job)
+        size = check_job(job)
         wanted = [s for s, d in stage_devices(job.config).items() if uses_gpu(d) and s in stages_that_run(size)]
         if not wanted:
             job.vram = {"gpu": "not used"}
@@ -152,6 +150,18 @@ class PreflightStage(Stage):
             reservation = Reservation(device, size, jobs[0].config.gpu.mem_ratio, torch=self.torch_module)
             reservation.make()
             shared[device] = reservation
+
+
+def check_job(job: Job):
+    """What every preflight checks before planning memory (render, lipsync, batch, Ray and check-gpu
+    alike): the job's size, every model its stages load found, its text's language and voice.
+    Returns the JobSize the plan is made for."""
+    from .preflight import locate_models, stages_that_run
+
+    size = job_size(job)
+    locate_models(job.config, stages_that_run(size))
+    check_text_language(job)
+    return size
 
 
 def check_text_language(job: Job) -> None:

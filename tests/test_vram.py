@@ -402,3 +402,13 @@ def test_with_no_driver_the_probe_answers_without_importing_torch():
             "print(probe_devices(), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["[]", "False"]
+
+
+def test_check_gpu_makes_the_renders_own_checks_before_planning(monkeypatch, tmp_path):
+    """One preflight: a job render refuses is refused by check-gpu with the same code and line."""
+    monkeypatch.setattr(gpu_probe, "probe_devices", lambda: [gpu(total_gib=24, free_gib=23)])
+    command = ["--text", "hi", "--tts-model", "/nope/voice.onnx"]
+    checked = runner.invoke(app, ["check-gpu", *command])
+    rendered = runner.invoke(app, ["render", "--photo", "samples/face.png", *command, "-o", str(tmp_path / "x.mp4")])
+    assert checked.exit_code == rendered.exit_code == 4
+    assert checked.stderr == rendered.stderr and "/nope/voice.onnx" in checked.stderr
