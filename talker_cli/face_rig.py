@@ -9,6 +9,7 @@ mouth would. Fields are linear in the weights and precomputed once over the face
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -194,13 +195,20 @@ class FaceRig:
         teeth, if they show), below it everything moves with the jaw, so only the band between
         the two edges needs painting.
         """
+        seam, upper_fields, lower_fields = self._seam_fields
+        weights = basis_weights.astype(np.float64)
+        return seam + np.tensordot(weights, upper_fields, axes=1), seam + np.tensordot(weights, lower_fields, axes=1)
+
+    @cached_property
+    def _seam_fields(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The lip seam and every basis shape's displacement of it, seen from above and from below
+        (len(BASIS) x points x 2, zeros for shapes that do not move the mouth): computed once."""
         seam = 0.5 * (self.landmarks[UPPER_INNER] + self.landmarks[LOWER_INNER]).astype(np.float64)
-        edges = []
+        sides = []
         for side in (-1.0, 1.0):
             fields = mouth_basis(self.frame, seam, side=np.full(len(seam), side))
-            shift = sum(w * fields[name] for name, w in zip(BASIS, basis_weights) if name in fields)
-            edges.append(seam + shift)
-        return edges[0], edges[1]
+            sides.append(np.stack([fields.get(name, np.zeros_like(seam)) for name in BASIS]))
+        return seam, sides[0], sides[1]
 
 
 def build_rig(landmarks: np.ndarray, image_size: tuple[int, int]) -> FaceRig:

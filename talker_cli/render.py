@@ -1,4 +1,5 @@
-"""Blendshape track + photo -> frames: warp the face, paint the mouth interior, add idle head motion.
+"""Blendshape track + photo -> frames: warp the face, paint the mouth interior, move the head over a
+still background.
 
 Frames are yielded one at a time so memory does not grow with the length of the video.
 """
@@ -119,8 +120,36 @@ class MouthPainter:
         frame[lo[1]:hi[1], lo[0]:hi[0]] = (region + alpha * (interior - region)).round().clip(0, 255).astype(np.uint8)
 
 
+# FaceMesh's face oval, around the face: the head's matte is an ellipse fitted around it.
+FACE_OVAL = [10, 338, 297, 332, 284, 251, 389, 356, 454, 323, 361, 288, 397, 365, 379, 378, 400, 377, 152,
+             148, 176, 149, 150, 136, 172, 58, 132, 93, 234, 127, 162, 21, 54, 103, 67, 109]
+
+
+def head_matte(landmarks: np.ndarray, size: tuple[int, int]) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """Where the head moves: 1 over the face and hair, fading to 0 over the neck and the background
+    around it (a feathered ellipse from the face's outline), and the box (x0, y0, x1, y1) it covers.
+    Inside the feather the head's motion fades out, so the background never moves and nothing is
+    uncovered: a pixel or two of stretch over tens of pixels."""
+    width, height = size
+    oval = landmarks[FACE_OVAL]
+    lo, hi = oval.min(axis=0), oval.max(axis=0)
+    centre = np.array([(lo[0] + hi[0]) / 2, lo[1] + 0.42 * (hi[1] - lo[1])])  # raised: the hair is above
+    half = np.array([0.5 * (hi[0] - lo[0]) * 1.3, 0.5 * (hi[1] - lo[1]) * 1.35])
+    inner, outer = 0.85, 1.25  # the matte is 1 inside inner, 0 outside outer (in ellipse radii)
+    x0, y0 = np.floor(np.maximum(centre - outer * half, 0)).astype(int)
+    x1, y1 = np.ceil(np.minimum(centre + outer * half, [width, height])).astype(int)
+    ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32)
+    radius = np.sqrt(((xs - centre[0]) / half[0]) ** 2 + ((ys - centre[1]) / half[1]) ** 2)
+    t = np.clip((outer - radius) / (outer - inner), 0.0, 1.0)
+    return (t * t * (3 - 2 * t)).astype(np.float32), (int(x0), int(y0), int(x1), int(y1))
+
+
 class FrameRenderer:
-    """Holds the rig and grids; render(i) makes frame i of the track."""
+    """Holds the rig, the head's matte and the grids; render(i) makes frame i of the track.
+
+    Only the head's box is drawn: the rest of the frame is the still photo. Everything that does not
+    change between frames (grids, the matte, the mouth's fields on the lips) is computed here, once.
+    """
 
     def __init__(self, photo: FacePhoto, config: RenderConfig):
         import cv2
@@ -131,30 +160,46 @@ class FrameRenderer:
         height, width = photo.image_rgb.shape[:2]
         self.rig = build_rig(photo.landmarks_px, (width, height))
         self.painter = MouthPainter(photo, self.rig)
-        ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
-        self.grid_x, self.grid_y = xs, ys
         self.pivot = photo.landmarks_px[[33, 263, 152]].mean(axis=0)  # rotate about the lower face
         self.face_width = float(np.ptp(photo.landmarks_px[:, 0]))
+        matte, (x0, y0, x1, y1) = head_matte(photo.landmarks_px, (width, height))
+        rx0, ry0, rx1, ry1 = self.rig.roi  # the face's fields lie inside the drawn box
+        self.box = (min(x0, rx0), min(y0, ry0), max(x1, rx1), max(y1, ry1))
+        bx0, by0, bx1, by1 = self.box
+        self.matte = np.zeros((by1 - by0, bx1 - bx0), np.float32)
+        self.matte[y0 - by0:y1 - by0, x0 - bx0:x1 - bx0] = matte
+        ys, xs = np.mgrid[by0:by1, bx0:bx1].astype(np.float32)
+        self.grid_x, self.grid_y = xs, ys
+        self.matte_x, self.matte_y = self.matte * xs, self.matte * ys
+        self.roi_in_box = (slice(ry0 - by0, ry1 - by0), slice(rx0 - bx0, rx1 - bx0))
+
+    def head_transform(self, track: BlendshapeTrack, index: int) -> np.ndarray:
+        """The head's motion in this frame as a 2 x 3 affine map of photo pixels."""
+        angle, dx, dy = head_offset(track.head[index]) if track.head is not None else (0.0, 0.0, 0.0)
+        forward = self.cv2.getRotationMatrix2D(tuple(map(float, self.pivot)), angle, 1.0)
+        forward[:, 2] += (dx * self.face_width, dy * self.face_width)
+        return forward
 
     def render(self, track: BlendshapeTrack, index: int) -> np.ndarray:
         cv2 = self.cv2
         weights = basis_weights(track, index)
-        angle, dx, dy = head_offset(track.head[index]) if track.head is not None else (0.0, 0.0, 0.0)
-        # Inverse head transform: output pixel -> where it comes from in the still photo.
-        forward = cv2.getRotationMatrix2D(tuple(map(float, self.pivot)), angle, 1.0)
-        forward[:, 2] += (dx * self.face_width, dy * self.face_width)
-        inverse = cv2.invertAffineTransform(forward)
-        map_x = inverse[0, 0] * self.grid_x + inverse[0, 1] * self.grid_y + inverse[0, 2]
-        map_y = inverse[1, 0] * self.grid_x + inverse[1, 1] * self.grid_y + inverse[1, 2]
-        x0, y0, x1, y1 = self.rig.roi
+        forward = self.head_transform(track, index)
+        # Where each output pixel of the box comes from in the still photo: the head's inverse motion,
+        # faded out by the matte (m * (inverse(p) - p), linear in p), minus the face's own deformation.
+        (a, b, c), (d, e, f) = cv2.invertAffineTransform(forward)
+        map_x = self.grid_x + (a - 1) * self.matte_x + b * self.matte_y + c * self.matte
+        map_y = self.grid_y + d * self.matte_x + (e - 1) * self.matte_y + f * self.matte
         # The face field is evaluated at the output pixel: the head moves by a pixel or two, the
         # field varies over tens of pixels, so the error is far below a pixel.
         shift = self.rig.displacement(weights)
-        map_x[y0:y1, x0:x1] -= shift[..., 0]
-        map_y[y0:y1, x0:x1] -= shift[..., 1]
-        # float32 whatever numpy's promotion rules (numpy 2 keeps float64 from the float64 matrix)
-        map_x, map_y = map_x.astype(np.float32, copy=False), map_y.astype(np.float32, copy=False)
-        frame = cv2.remap(self.photo.image_rgb, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        map_x[self.roi_in_box] -= shift[..., 0]
+        map_y[self.roi_in_box] -= shift[..., 1]
+        frame = self.photo.image_rgb.copy()
+        x0, y0, x1, y1 = self.box
+        # float32 whatever numpy's promotion rules (numpy 2 keeps float64 from float64 scalars)
+        frame[y0:y1, x0:x1] = cv2.remap(self.photo.image_rgb, map_x.astype(np.float32, copy=False),
+                                        map_y.astype(np.float32, copy=False), cv2.INTER_LINEAR,
+                                        borderMode=cv2.BORDER_REFLECT)
         upper, lower = (cv2.transform(p[None].astype(np.float32), forward)[0] for p in self.rig.opening(weights))
         self.painter.paint(frame, upper.astype(np.float64), lower.astype(np.float64))
         return frame

@@ -112,10 +112,21 @@ def test_a_closed_eye_is_covered_by_its_lid_and_leaves_cheek_and_brow(photo, sti
         assert np.abs(blink[by - 2:by + 3, bx - 3:bx + 4] - rest[by - 2:by + 3, bx - 3:bx + 4]).mean() < 4
 
 
-def test_head_motion_moves_the_frame_over_time(photo):
+def test_head_motion_moves_the_head_over_a_still_background(photo):
     from talker_cli.blendshapes import head_track
 
     renderer = FrameRenderer(photo, RenderConfig())
     track = BlendshapeTrack(25, NAMES, np.zeros((100, len(NAMES)), np.float32), head=head_track(100, 25, 1.0, 0))
     a, b = renderer.render(track, 0).astype(int), renderer.render(track, 99).astype(int)
-    assert np.abs(a - b).mean() > 1.0
+    lm = photo.landmarks_px
+    x0, y0 = lm.min(axis=0).astype(int)
+    x1, y1 = lm.max(axis=0).astype(int)
+    assert np.abs(a[y0:y1, x0:x1] - b[y0:y1, x0:x1]).mean() > 1.0  # the face moved
+    assert np.array_equal(a[:, :60], b[:, :60]) and np.array_equal(a[-40:], b[-40:])  # the rest did not
+    bx0, by0, bx1, by1 = renderer.box
+    outside = renderer.matte == 0  # in the drawn box, beyond the head's feathered edge
+    assert outside.sum() > 1000 and np.array_equal(b[by0:by1, bx0:bx1][outside], photo.image_rgb[by0:by1, bx0:bx1][outside])
+    still = FrameRenderer(photo, RenderConfig()).render(BlendshapeTrack(25, NAMES, track.weights[:1]), 0)
+    assert np.array_equal(still, photo.image_rgb)  # at rest, the photo itself
+
+
