@@ -1,10 +1,11 @@
 # make demo   set everything up, then render samples/face.png saying samples/hello.txt to out/demo.mp4
 # make test   set everything up, then run the test suite
+# make test-fast   the tests without the slow ones (whole renders, batches, real models): under 2 minutes
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check --no-cache-dir
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test test-fast bench clean
 
 setup: $(VENV)/.installed
 
@@ -36,6 +37,9 @@ demo: setup
 
 test: setup
 	$(VENV)/bin/pytest -q
+
+test-fast: setup
+	$(VENV)/bin/pytest -q -m "not slow and not gpu"
 
 bench: setup
 	$(PY) bench/render.py

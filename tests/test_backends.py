@@ -56,6 +56,7 @@ def tiny_whisper(tmp_path_factory):
     return path, sum(t.numel() for t in model.state_dict().values())  # weights and saved buffers
 
 
+@pytest.mark.slow
 def test_openai_whisper_checkpoint_runs_through_the_asr_stage(tiny_whisper, speech_wav, tmp_path):
     path, tensors = tiny_whisper
     config = TalkerConfig(asr=AsrConfig(backend="openai-whisper", model=str(path)))
@@ -148,6 +149,7 @@ def tiny_llama(tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow
 def test_transformers_llm_from_a_local_folder(tiny_llama):
     from transformers import LlamaForCausalLM
 

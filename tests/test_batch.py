@@ -90,6 +90,7 @@ def test_batch_file_errors_stop_before_any_work(workspace):
 
 # --- a mixed batch ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_mixed_batch_of_twenty_two_jobs(workspace):
     blank = np.tile(np.linspace(0, 255, 200, dtype=np.uint8), (150, 1))
     Image.fromarray(np.stack([blank] * 3, axis=2)).save(workspace / "wall.png")
@@ -145,6 +146,7 @@ def test_mixed_batch_of_twenty_two_jobs(workspace):
     assert tts["details"]["model_shared_by_jobs"] == 13
 
 
+@pytest.mark.slow
 def test_rerun_skips_complete_jobs_and_redoes_changed_or_forced_ones(workspace):
     rows = [{"photo": "face.png", "text": "First.", "output": "a.mp4"},
             {"photo": "face.png", "text": "Second.", "output": "b.mp4"}]
@@ -171,6 +173,7 @@ def test_all_failed_batch_has_its_own_exit_code(workspace):
 
 # --- kills ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delay_s", [1.0, 2.0, 3.5])
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_a_killed_render_leaves_no_corrupt_output_and_resumes(workspace, delay_s, sig):
@@ -261,6 +264,7 @@ def test_render_on_a_busy_gpu_exits_busy(monkeypatch, tmp_path, face_photo):
 
 # --- past one machine: Ray ----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_batch_on_a_local_ray_cluster(workspace):
     rows = [{"photo": "face.png", "text": "Rendered by a Ray task.", "output": "r1.mp4"},
             {"photo": "face.png", "text": "Another Ray task.", "output": "r2.mp4"},
@@ -293,6 +297,7 @@ def test_ray_gpu_requests_come_from_the_plan(workspace):
     assert gpus_for(JobSpec(1, photo, "a.mp4", text="hi", reply=True), "cpu") == 0
 
 
+@pytest.mark.slow
 def test_a_rerun_with_another_config_redoes_the_job(workspace):
     path = write_jobs(workspace, [{"photo": "face.png", "text": "First.", "output": "a.mp4"}])
     out = workspace / "out"
@@ -314,6 +319,7 @@ def test_a_link_inside_the_batch_folder_to_a_file_outside_is_refused(workspace, 
         read_batch(path)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_render_with_130_and_leaves_nothing(workspace):
     out = workspace / "out"
     out.mkdir()

@@ -114,6 +114,7 @@ def test_mouth_scale_scales_speech_and_never_opens_a_closure():
         assert np.array_equal(column(track, "eyeBlinkLeft"), column(normal, "eyeBlinkLeft"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("head_motion", [0.0, 1.0])
 def test_the_background_stays_still_the_head_moves_as_asked_and_blinks_go_on(tmp_path, face_photo, head_motion):
     result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", "Hello there, how are you today?",
@@ -150,6 +151,7 @@ def test_crop_face_frames_the_head_and_shoulders_at_the_video_size(face_photo):
     assert face.image_rgb.shape[0] > face.image_rgb.shape[1]  # a portrait: room for the shoulders
 
 
+@pytest.mark.slow
 def test_controls_come_from_a_batch_file_per_job_and_a_job_without_a_photo_writes_animation(tmp_path, face_photo):
     (tmp_path / "face.png").write_bytes(face_photo.read_bytes())
     (tmp_path / "jobs.csv").write_text(

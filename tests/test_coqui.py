@@ -166,6 +166,7 @@ def test_vram_plan_counts_the_checkpoint_and_grows_with_the_segment(vits_folder,
     assert plan_job(slow, chatty)[0].detail == "8 s of speech in one piece" != plan_job(config, chatty)[0].detail
 
 
+@pytest.mark.slow
 def test_render_with_coqui_through_the_cli(vits_folder, face_photo, tmp_path):
     preset = still_preset(tmp_path, max_side=384)
     result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", TWO_SENTENCES, "--preset", str(preset),

@@ -35,6 +35,7 @@ def text_render(tmp_path_factory, face_photo):
     return folder, json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_mp4_is_h264_aac_yuv420p_with_equal_lengths(text_render):
     folder, manifest = text_render
     info = ffprobe(folder / "talk.mp4")
@@ -91,6 +92,7 @@ def test_mouth_moves_with_speech_and_rests_in_silence(text_render):
     assert np.abs(frames[:, :, :60] - frames[0, :, :60]).max() <= 6  # encoder noise only
 
 
+@pytest.mark.slow
 def test_recording_in_odd_format_is_transcribed_and_is_the_soundtrack(tmp_path, face_photo, speech_wav):
     mp3 = tmp_path / "speech48k.mp3"
     subprocess.run([ffmpeg_exe(), "-v", "error", "-i", str(speech_wav), "-ar", "48000", "-ac", "2", str(mp3)], check=True)
@@ -109,6 +111,7 @@ def test_recording_in_odd_format_is_transcribed_and_is_the_soundtrack(tmp_path, 
     assert "morning" in (tmp_path / "from_audio.srt").read_text().lower()
 
 
+@pytest.mark.slow
 def test_reply_speaks_the_llm_answer(tmp_path, face_photo):
     out = tmp_path / "reply.mp4"
     result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", "What is the capital of France?",
@@ -122,6 +125,7 @@ def test_reply_speaks_the_llm_answer(tmp_path, face_photo):
     assert out.exists()
 
 
+@pytest.mark.slow
 def test_a_rerun_reuses_the_speech_and_force_makes_it_again(text_render, face_photo, tmp_path):
     folder, first = text_render
     preset = folder / "still.toml"
@@ -134,6 +138,7 @@ def test_a_rerun_reuses_the_speech_and_force_makes_it_again(text_render, face_ph
     assert "cached" not in {s["name"]: s for s in forced["stages"]}["tts"]["details"]
 
 
+@pytest.mark.slow
 def test_audio_with_reply_answers_what_was_said_in_a_synthesized_voice(tmp_path, face_photo, speech_wav, speech_text):
     out = tmp_path / "answer.mp4"
     result = runner.invoke(app, ["render", "--photo", str(face_photo), "--audio", str(speech_wav), "--reply",
@@ -153,6 +158,7 @@ def test_audio_with_reply_answers_what_was_said_in_a_synthesized_voice(tmp_path,
     assert words & set((tmp_path / "answer.srt").read_text().lower().split())
 
 
+@pytest.mark.slow
 def test_a_recording_without_speech_is_refused_and_leaves_nothing(tmp_path, face_photo):
     noise = tmp_path / "noise.wav"
     samples = (0.1 * np.random.default_rng(0).standard_normal(48000)).astype(np.float32)

@@ -38,6 +38,7 @@ def _track(folder: Path, stem: str = "anim") -> dict:
     return json.loads((folder / f"{stem}.blendshapes.json").read_text())
 
 
+@pytest.mark.slow
 def test_lipsync_writes_every_format_the_speech_and_a_manifest_and_no_video(lipsync_text):
     folder, manifest = lipsync_text
     names = sorted(p.name for p in folder.iterdir())
@@ -189,6 +190,7 @@ def test_webvtt_and_srt_carry_the_same_cues(lipsync_text):
     assert "Hello, my big friend." in vtt and "[happy]" not in vtt
 
 
+@pytest.mark.slow
 def test_lipsync_of_a_recording_is_the_track_render_makes_of_it(tmp_path, face_photo, speech_wav):
     preset = still_preset(tmp_path)
     rendered = runner.invoke(app, ["render", "--photo", str(face_photo), "--audio", str(speech_wav), "--preset",
@@ -212,6 +214,7 @@ def test_an_output_stem_keeps_its_dots_and_drops_only_our_own_suffix(tmp_path):
     assert output_files(tmp_path / "take.wav", (), video=False, speech=True)["speech"].name == "take.wav"
 
 
+@pytest.mark.slow
 def test_a_lipsync_output_that_would_overwrite_its_recording_is_refused(tmp_path, speech_wav):
     recording = tmp_path / "voice.wav"
     recording.write_bytes(speech_wav.read_bytes())

@@ -154,6 +154,7 @@ def test_a_job_with_no_gpu_stage_takes_no_lock(place):
     assert {k: v for k, v in digest(place).items() if "/out/" not in k} == before
 
 
+@pytest.mark.slow
 def test_a_playlist_cannot_make_ffmpeg_read_other_files(place):
     secret = place / "elsewhere" / "seg.wav"
     secret.parent.mkdir()
@@ -277,6 +278,7 @@ BAD_INPUT = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what, setup, args, says", BAD_INPUT, ids=[c[0] for c in BAD_INPUT])
 def test_bad_input_is_exit_3_with_what_to_do(place, what, setup, args, says):
     if setup:

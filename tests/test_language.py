@@ -85,6 +85,7 @@ SENTENCES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code, flags, text, decided, voice", SENTENCES, ids=[s[0] for s in SENTENCES])
 def test_each_language_renders_with_its_own_voice_and_timings(tmp_path, face_photo, code, flags, text, decided, voice):
     import json
@@ -138,6 +139,7 @@ def mandarin_recording(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_a_mandarin_recording_is_detected_transcribed_and_timed_by_its_pronunciation(tmp_path, face_photo,
                                                                                     mandarin_recording):
     import json
@@ -159,6 +161,7 @@ def test_a_mandarin_recording_is_detected_transcribed_and_timed_by_its_pronuncia
     assert (jaw > 0.2).sum() > 10
 
 
+@pytest.mark.slow
 def test_an_english_recording_is_transcribed_by_the_english_model(tmp_path, face_photo, speech_wav):
     import json
 
@@ -188,6 +191,7 @@ def test_the_multilingual_model_is_assembled_once_into_the_cache(tmp_path, monke
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(".building-")]
 
 
+@pytest.mark.slow
 def test_a_batch_speaks_each_job_in_its_own_language(tmp_path, face_photo):
     import json
     import shutil

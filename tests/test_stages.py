@@ -89,6 +89,7 @@ def test_pocketsphinx_pronounces_words_missing_from_its_dictionary(spoken):
     assert any(w.text.startswith("Blorptastic") for w in track.words)
 
 
+@pytest.mark.slow
 def test_smollm_replies_deterministically():
     llm = make_llm(LlmConfig(max_new_tokens=40))
     llm.load()
@@ -118,6 +119,7 @@ def test_llm_context_limit_drops_the_oldest_sentences_first():
         llm.unload()
 
 
+@pytest.mark.slow
 def test_llm_stage_leaves_no_tensor_behind():
     """Everything the LLM stage allocated is gone once the runner has freed it."""
     import gc

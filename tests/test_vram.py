@@ -349,6 +349,7 @@ def test_render_with_no_gpu_and_no_fallback_exits_no_gpu(monkeypatch, tmp_path, 
     assert result.exit_code == NoGpuError.exit_code == 7
 
 
+@pytest.mark.slow
 def test_render_falls_back_to_the_cpu_and_says_so(monkeypatch, tmp_path, face_photo, caplog):
     monkeypatch.setattr(gpu_probe, "probe_devices", lambda: [])
     out = tmp_path / "a.mp4"
