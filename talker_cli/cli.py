@@ -45,6 +45,17 @@ EMOTION = typer.Option(None, "--emotion", help="neutral, happy, sad, angry or su
 HEAD_MOTION = typer.Option(None, "--head-motion", help="Scale of the idle head motion; 0 keeps the head still (blinks go on).")
 BLINK_RATE = typer.Option(None, "--blink-rate", help="Blinks per minute, on average; 0: none.")
 MOUTH_SCALE = typer.Option(None, "--mouth-scale", help="Scale of the mouth's speech movement (1: as aligned).")
+# What a render and a lipsync job share: the speech, its language, the voice, the run.
+TEXT = typer.Option(None, "--text", help="Speak this text.")
+TEXT_FILE = typer.Option(None, "--text-file", help="Speak this UTF-8 file's text.")
+AUDIO = typer.Option(None, "--audio", help="Follow this recording (WAV, MP3, ...).")
+REPLY = typer.Option(False, "--reply", help="The LLM answers the text or transcript; the face says the answer.")
+LANGUAGE = typer.Option(None, "--language", help="The job's language (en, zh, es, ...); default: from the text's script or the recording.")
+SEED = typer.Option(None, "--seed", help="Seed of the idle motion (blinks, head motion).")
+TTS_BACKEND = typer.Option(None, "--tts-backend", help="TTS engine: piper, coqui or espeak (overrides the preset).")
+SPEAKER = typer.Option(None, "--speaker", help="Voice of a multi-speaker model: its number or name.")
+FORCE = typer.Option(False, "--force", help="Redo every stage; do not reuse cached speech, transcripts or replies.")
+JSON_OUT = typer.Option(False, "--json", help="Print the run's manifest as JSON on stdout.")
 
 
 def _interrupted(error: KeyboardInterrupt) -> None:
@@ -184,15 +195,15 @@ def _flag_overrides(**flags) -> dict:
 def render(
     photo: Path = typer.Option(..., "--photo", help="Face photo (JPEG, PNG, ...)."),
     output: Path = typer.Option(..., "--output", "-o", help="The MP4 to write; its folder must exist."),
-    text: Optional[str] = typer.Option(None, "--text", help="The face says this text."),
-    text_file: Optional[Path] = typer.Option(None, "--text-file", help="The face says this UTF-8 file's text."),
-    audio: Optional[Path] = typer.Option(None, "--audio", help="The face says this recording (WAV, MP3, ...)."),
-    reply: bool = typer.Option(False, "--reply", help="The LLM answers the text or transcript; the face says the answer."),
-    language: Optional[str] = typer.Option(None, "--language", help="The job's language (en, zh, es, ...); default: from the text's script or the recording."),
+    text: Optional[str] = TEXT,
+    text_file: Optional[Path] = TEXT_FILE,
+    audio: Optional[Path] = AUDIO,
+    reply: bool = REPLY,
+    language: Optional[str] = LANGUAGE,
     preset: str = PRESET,
     fps: Optional[int] = typer.Option(None, "--fps", help="Frames per second (overrides the preset)."),
     max_side: Optional[int] = typer.Option(None, "--max-side", help="Long side of the video in pixels."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the idle motion (blinks, head sway)."),
+    seed: Optional[int] = SEED,
     formats: Optional[str] = FORMAT,
     dat_frame_rate: Optional[int] = DAT_FRAME_RATE,
     emotion: Optional[str] = EMOTION,
@@ -201,14 +212,14 @@ def render(
     mouth_scale: Optional[float] = MOUTH_SCALE,
     crop: Optional[str] = typer.Option(None, "--crop", help="face: frame the head and shoulders; full: the whole photo."),
     tts_model: Optional[Path] = TTS_MODEL,
-    tts_backend: Optional[str] = typer.Option(None, "--tts-backend", help="TTS engine: piper or coqui (overrides the preset)."),
-    speaker: Optional[str] = typer.Option(None, "--speaker", help="Voice of a multi-speaker model: its number or name."),
+    tts_backend: Optional[str] = TTS_BACKEND,
+    speaker: Optional[str] = SPEAKER,
     asr_model: Optional[Path] = ASR_MODEL,
     llm_model: Optional[Path] = LLM_MODEL,
     mem_ratio: Optional[float] = MEM_RATIO,
     wait: float = WAIT,
-    force: bool = typer.Option(False, "--force", help="Redo every stage; do not reuse cached speech, transcripts or replies."),
-    json_out: bool = typer.Option(False, "--json", help="Print the run's manifest as JSON on stdout."),
+    force: bool = FORCE,
+    json_out: bool = JSON_OUT,
     quiet: bool = QUIET,
 ) -> None:
     """Render an MP4 of the photo's face saying the text or the recording."""
@@ -258,14 +269,14 @@ def _run_one(photo, output, text, text_file, audio, reply, language, preset, fla
 @app.command()
 def lipsync(
     output: Path = typer.Option(..., "--output", "-o", help="Stem of the files to write (OUT.blendshapes.json, OUT.wav, ...); its folder must exist."),
-    text: Optional[str] = typer.Option(None, "--text", help="Animate this text (its speech is written as OUT.wav)."),
-    text_file: Optional[Path] = typer.Option(None, "--text-file", help="Animate this UTF-8 file's text."),
-    audio: Optional[Path] = typer.Option(None, "--audio", help="Animate this recording (WAV, MP3, ...)."),
-    reply: bool = typer.Option(False, "--reply", help="The LLM answers the text or transcript; the animation says the answer."),
-    language: Optional[str] = typer.Option(None, "--language", help="The job's language (en, zh, es, ...); default: from the text's script or the recording."),
+    text: Optional[str] = TEXT,
+    text_file: Optional[Path] = TEXT_FILE,
+    audio: Optional[Path] = AUDIO,
+    reply: bool = REPLY,
+    language: Optional[str] = LANGUAGE,
     preset: str = PRESET,
     fps: Optional[int] = typer.Option(None, "--fps", help="Frames per second of the track (overrides the preset)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the idle motion (blinks, head sway)."),
+    seed: Optional[int] = SEED,
     formats: Optional[str] = FORMAT,
     dat_frame_rate: Optional[int] = DAT_FRAME_RATE,
     emotion: Optional[str] = EMOTION,
@@ -273,17 +284,19 @@ def lipsync(
     blink_rate: Optional[float] = BLINK_RATE,
     mouth_scale: Optional[float] = MOUTH_SCALE,
     tts_model: Optional[Path] = TTS_MODEL,
-    tts_backend: Optional[str] = typer.Option(None, "--tts-backend", help="TTS engine: piper, coqui or espeak (overrides the preset)."),
-    speaker: Optional[str] = typer.Option(None, "--speaker", help="Voice of a multi-speaker model: its number or name."),
+    tts_backend: Optional[str] = TTS_BACKEND,
+    speaker: Optional[str] = SPEAKER,
     asr_model: Optional[Path] = ASR_MODEL,
     llm_model: Optional[Path] = LLM_MODEL,
     mem_ratio: Optional[float] = MEM_RATIO,
     wait: float = WAIT,
-    force: bool = typer.Option(False, "--force", help="Redo every stage; do not reuse cached speech, transcripts or replies."),
-    json_out: bool = typer.Option(False, "--json", help="Print the run's manifest as JSON on stdout."),
+    force: bool = FORCE,
+    json_out: bool = JSON_OUT,
     quiet: bool = QUIET,
 ) -> None:
-    """Write animation files (blendshapes, mouth cues, glTF, ...) for text or a recording: no photo, no video."""
+    """Write animation files (blendshapes, mouth cues, glTF, ...) for text or a recording: no photo, no video.
+
+    With a text, its speech is written as OUT.wav beside them."""
     progress = Progress(quiet)
     with _command(quiet, progress):
         flags = dict(fps=fps, seed=seed, formats=formats, dat_frame_rate=dat_frame_rate, emotion=emotion,
