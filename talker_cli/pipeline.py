@@ -136,16 +136,17 @@ def _restore_one(stage: Stage, job: Job, folder: Path) -> StageReport:
 
 
 def _run_stage_over(stage: Stage, results: list[JobResult], on_stage: StageCallback | None) -> None:
-    """Reuse finished results from the work cache; load the stage once for the rest, run it for
-    each of them, free it. A job's failure stops only that job."""
+    """Reuse finished results from the work cache; for the rest, load the stage once per placement
+    (the device preflight gave it: jobs of a batch may differ), run it for each job there, free it.
+    A job's failure stops only that job."""
     if on_stage:
         on_stage(stage.name, None)
-    pending = []
+    placements: dict[str, list[tuple[JobResult, str | None]]] = {}
     for result in results:
         try:
             key, folder = _cached(stage, result.job)
             if folder is None:
-                pending.append((result, key))
+                placements.setdefault(result.job.stage_device(stage.name), []).append((result, key))
                 continue
             report = _restore_one(stage, result.job, folder)
         except Exception as error:
@@ -154,9 +155,15 @@ def _run_stage_over(stage: Stage, results: list[JobResult], on_stage: StageCallb
         result.reports.append(report)
         if on_stage:
             on_stage(stage.name, report)
-    if not pending:
-        stage.after_all([r.job for r in results if r.error is None])
-        return
+    for pending in placements.values():
+        _run_on_one_placement(stage, pending, on_stage)
+    stage.after_all([r.job for r in results if r.error is None])
+
+
+def _run_on_one_placement(stage: Stage, pending: list[tuple[JobResult, str | None]],
+                          on_stage: StageCallback | None) -> None:
+    """Load the stage for the first job (all of them place it on the same device), run it for
+    each, record what is worth keeping in the work cache, free it."""
     started = time.perf_counter()
     try:
         try:
@@ -178,7 +185,6 @@ def _run_stage_over(stage: Stage, results: list[JobResult], on_stage: StageCallb
                 result.job.cache.store(key, meta, lambda folder, job=result.job: stage.save(job, folder))
             if on_stage:
                 on_stage(stage.name, report)
-        stage.after_all([r.job for r in results if r.error is None])
     except Exception as error:
         for result, _ in pending:
             result.error = result.error or _as_talker_error(stage, result.job, error)

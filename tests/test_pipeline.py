@@ -183,3 +183,31 @@ def test_outputs_are_renamed_into_place_not_copied(tmp_path):
     final = outputs.commit()
     assert {key: final[key].stat().st_ino for key in inodes} == inodes  # the same files, now complete
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o.json", "o.mp4"]
+
+
+def test_a_stage_is_loaded_once_per_placement_and_each_job_runs_where_it_was_placed(tmp_path):
+    """In a batch preflight may place one job's LLM on the CPU and another's on a GPU: the model is
+    loaded once per placement, and each job runs on its own."""
+    from dataclasses import replace
+
+    from talker_cli.pipeline import run_jobs
+
+    events = []
+
+    class Placed(Recorder):
+        def load(self, job):
+            events.append(f"load on {job.config.llm.device}")
+
+        def run(self, job):
+            events.append(f"run {job.text} on {job.config.llm.device}")
+            return {}
+
+    def job(text, device):
+        config = replace(TalkerConfig(), llm=replace(LlmConfig(), device=device))
+        return Job(photo=tmp_path / "p.png", output=tmp_path / f"{text}.mp4", config=config, text=text)
+
+    results = run_jobs([job("a", "cuda"), job("b", "cpu"), job("c", "cuda")], [Placed("llm", events)])
+    assert all(r.error is None for r in results)
+    assert events == ["load on cuda", "run a on cuda", "run c on cuda", "unload llm",
+                      "load on cpu", "run b on cpu", "unload llm"]
+    assert [r.reports[0].device for r in results] == ["cuda:0", "cpu", "cuda:0"]
