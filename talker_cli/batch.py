@@ -133,12 +133,16 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
                 else:
                     row.update(status="ok", exit_code=0, seconds=result.manifest["seconds"],
                                video_s=result.manifest["speech_s"], stages=result.manifest["stages"])
-    counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("ok", "skipped", "failed")}
-    summary = {"jobs": rows, "counts": counts, "seconds": round(time.perf_counter() - started, 3)}
-    summary["exit_code"] = exit_code(counts)
+    summary = summarize(rows, time.perf_counter() - started)
     if summary_file:
         write_summary(out_dir / SUMMARY_NAME, summary)
     return summary
+
+
+def summarize(rows: list[dict[str, Any]], seconds: float, **extra: Any) -> dict[str, Any]:
+    """A batch's summary, however it ran: its jobs' rows, how many ended each way, the exit code."""
+    counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("ok", "skipped", "failed")}
+    return {"jobs": rows, "counts": counts, "seconds": round(seconds, 3), **extra, "exit_code": exit_code(counts)}
 
 
 def exit_code(counts: dict[str, int]) -> int:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .batch import SUMMARY_NAME, exit_code, run_batch, write_summary
+from .batch import SUMMARY_NAME, run_batch, summarize, write_summary
 from .batch_file import JobSpec
 from .errors import ModelMissingError, UsageError
 
@@ -60,9 +60,6 @@ def run_batch_on_ray(specs: list[JobSpec], out_dir: Path, default_preset: str, f
     finally:
         ray.shutdown()
     rows.sort(key=lambda r: r["line"])
-    counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("ok", "skipped", "failed")}
-    summary = {"jobs": rows, "counts": counts, "seconds": round(time.perf_counter() - started, 3),
-               "engine": f"ray ({address})"}
-    summary["exit_code"] = exit_code(counts)
+    summary = summarize(rows, time.perf_counter() - started, engine=f"ray ({address})")
     write_summary(out_dir / SUMMARY_NAME, summary)
     return summary

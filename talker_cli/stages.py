@@ -96,6 +96,24 @@ class Stage:
         pass
 
 
+class ModelStage(Stage):
+    """A stage with a model (ASR, LLM, TTS): its engine made and loaded once for the jobs of a
+    placement, dropped at unload; a subclass says how to make the engine for a job."""
+
+    engine: Any = None
+
+    def make_engine(self, job: Job):
+        raise NotImplementedError
+
+    def load(self, job: Job) -> None:
+        self.engine = self.make_engine(job)
+        self.backend, self.model = self.engine.name, self.engine.model_path
+        self.engine.load()
+
+    def unload(self) -> None:
+        self.engine = None
+
+
 class PreflightStage(Stage):
     """Plans every GPU stage for this input, refuses what cannot fit, reserves what will be used.
 
@@ -304,19 +322,17 @@ def transcript_script(transcript, job: Job) -> Script:
     return Script(check_script(transcript.text, job.config.input.max_chars, "transcript"), "transcript")
 
 
-class AsrStage(Stage):
+class AsrStage(ModelStage):
     name = "asr"
 
     def applies(self, job: Job) -> bool:
         return job.audio is not None
 
-    def load(self, job: Job) -> None:
+    def make_engine(self, job: Job):
         from .asr import make_asr
 
         given = job.config.input.language
-        self.engine = make_asr(job.config.asr, "" if given == "auto" else given)
-        self.backend, self.model = self.engine.name, self.engine.model_path
-        self.engine.load()
+        return make_asr(job.config.asr, "" if given == "auto" else given)
 
     def run(self, job: Job) -> dict[str, Any]:
         transcript = self.engine.transcribe(job.artifacts["speech"])
@@ -344,9 +360,6 @@ class AsrStage(Stage):
         job.language, job.language_decided_by = recording_language(transcript, job)
         job.artifacts["script"] = transcript_script(transcript, job)
 
-    def unload(self) -> None:
-        self.engine = None
-
 
 def reply_script(reply: str, job: Job) -> Script:
     """What the face says of a reply: emotion tags the model wrote are obeyed, not spoken."""
@@ -356,18 +369,16 @@ def reply_script(reply: str, job: Job) -> Script:
     return Script(check_script(spoken, job.config.input.max_chars, "reply"), "reply", marks)
 
 
-class LlmStage(Stage):
+class LlmStage(ModelStage):
     name = "llm"
 
     def applies(self, job: Job) -> bool:
         return job.reply
 
-    def load(self, job: Job) -> None:
+    def make_engine(self, job: Job):
         from .llm import make_llm
 
-        self.engine = make_llm(job.config.llm)
-        self.backend, self.model = self.engine.name, self.engine.model_path
-        self.engine.load()
+        return make_llm(job.config.llm)
 
     def run(self, job: Job) -> dict[str, Any]:
         from .llm import check_reply_language, spoken_reply
@@ -400,31 +411,32 @@ class LlmStage(Stage):
         job.artifacts["script"] = Script(data["reply"], "reply", marks)
         job.artifacts.pop("speech", None)
 
-    def unload(self) -> None:
-        self.engine = None
 
+class TtsStage(ModelStage):
+    """One voice per language: a batch's jobs may speak several, each voice loaded once."""
 
-class TtsStage(Stage):
     name = "tts"
 
     def applies(self, job: Job) -> bool:
         return "speech" not in job.artifacts
 
-    def load(self, job: Job) -> None:
-        self.engines: dict[str, Any] = {}
-        self.engine_for(job)
-
-    def engine_for(self, job: Job):
-        """The voice of the job's language, loaded once for the jobs of a batch that speak it."""
+    def make_engine(self, job: Job):
         from .tts import make_tts
 
+        return make_tts(job.config.tts, job.language)
+
+    def load(self, job: Job) -> None:
+        super().load(job)
+        self.engines = {job.language: self.engine}
+
+    def engine_for(self, job: Job):
+        """The voice of the job's language, loaded the first time a job speaks it."""
         if job.language not in self.engines:
-            engine = make_tts(job.config.tts, job.language)
+            self.engines[job.language] = engine = self.make_engine(job)
             engine.load()
-            self.engines[job.language] = engine
-        engine = self.engines[job.language]
-        self.backend, self.model = engine.name, engine.model_path
-        return engine
+        self.engine = self.engines[job.language]
+        self.backend, self.model = self.engine.name, self.engine.model_path
+        return self.engine
 
     def run(self, job: Job) -> dict[str, Any]:
         engine = self.engine_for(job)
@@ -459,6 +471,7 @@ class TtsStage(Stage):
         )
 
     def unload(self) -> None:
+        super().unload()
         self.engines = {}
 
 
