@@ -81,7 +81,7 @@ def main() -> None:
     parser.add_argument("--preset", default="cpu")
     args = parser.parse_args()
     lengths = [float(x) for x in args.lengths.split(",")]
-    stage_names = ["photo", "input", "tts", "alignment", "visemes", "render", "mp4"]
+    stage_names = ["photo", "input", "tts", "alignment", "visemes", "export", "render"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for seconds in lengths:
@@ -93,8 +93,8 @@ def main() -> None:
                 "video_s": manifest["video"]["duration_s"],
                 "frames": manifest["video"]["frames"],
                 **{name: stages[name]["seconds"] for name in stage_names},
-                "draw_s": stages["mp4"]["details"]["render_seconds"],
-                "render_fps": stages["mp4"]["details"]["render_fps"],
+                "draw_s": stages["render"]["details"]["draw_seconds"],
+                "render_fps": stages["render"]["details"]["draw_fps"],
                 "total_s": manifest["seconds"],
                 "encode_s": encode_s,
                 "rtf": manifest["real_time_factor"],
@@ -109,7 +109,7 @@ def main() -> None:
         cells += [f"{r['draw_s']:.2f}", f"{r['render_fps']:.0f}", f"{r['total_s']:.1f}", f"{r['encode_s']:.1f}",
                   f"{r['total_s'] / r['encode_s']:.2f}", f"{r['rtf']:.3f}", f"{r['peak_rss_mib']:.0f}"]
         print("| " + " | ".join(cells) + " |")
-    print("\nmp4 s includes drawing the frames (draw s); RTF = run seconds / video seconds (lower is faster);")
+    print("\nrender s: drawing the frames (draw s) while ffmpeg encodes them; RTF = run seconds / video seconds (lower is faster);")
     print("encode-only s: talker's ffmpeg command on the same frames and sound read from files (the floor).")
     lipsync_table(lengths, args.preset)
 

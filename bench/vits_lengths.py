@@ -32,7 +32,7 @@ def main() -> None:
         job = Job(photo=folder / "p.png", output=folder / "o.mp4", config=config, text=f"{sentence}. " * 3)
         manifest = run_job(job, [PreflightStage(), InputStage(), TtsStage()])
         row = next(s for s in manifest["stages"] if s["name"] == "tts")["details"]["vram"]
-        print(f"| {len(sentence)} | {job.artifacts['speech'].duration_s:.1f} | {row['planned_bytes'] / 2**20:.0f} | "
+        print(f"| {len(sentence)} | {job.artifacts.speech.duration_s:.1f} | {row['planned_bytes'] / 2**20:.0f} | "
               f"{row['peak_allocated_bytes'] / 2**20:.0f} | {row['planner_error']:+.1%} | {row['device_allocs']} |", flush=True)
 
 

@@ -5,7 +5,7 @@ Arrays live on the CPU; nothing from a model or a GPU crosses a stage boundary.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -105,3 +105,36 @@ class Video:
     fps: int
     frame_count: int
     duration_s: float
+
+
+@dataclass
+class Artifacts:
+    """A job's slots, one per thing a stage makes; each stage declares the slots it reads and the
+    ones it fills (stages.Stage.reads / writes), and the runner holds it to that."""
+
+    photo: FacePhoto | None = None
+    recording: Speech | None = None  # the user's recording, decoded
+    transcript: Transcript | None = None
+    script: Script | None = None  # the words given: the text, or the recording's transcript
+    prompt: str | None = None  # what a reply answers
+    reply: Script | None = None  # the LLM's answer, said instead of the script
+    speech: Speech | None = None  # synthesized speech
+    phones: PhoneTrack | None = None
+    visemes: tuple[VisemeSegment, ...] | None = None
+    track: BlendshapeTrack | None = None  # the face over time
+    emotion_changes: tuple[tuple[float, str], ...] | None = None  # (time, emotion) of the script's tags
+    video: Video | None = None
+
+    @property
+    def spoken(self) -> Script | None:
+        """The words the face says: the reply if there is one, else the script."""
+        return self.reply or self.script
+
+    @property
+    def voice(self) -> Speech | None:
+        """The sound the face moves to: synthesized speech if any, else the recording."""
+        return self.speech or self.recording
+
+    def filled(self) -> dict[str, int]:
+        """Which slots hold what (by identity), to see what a stage changed."""
+        return {f.name: id(getattr(self, f.name)) for f in fields(self) if getattr(self, f.name) is not None}

@@ -72,7 +72,30 @@ def _as_talker_error(stage: Stage, job: Job, error: BaseException) -> TalkerErro
     return StageError(f"stage {stage.name} failed: {error.__class__.__name__}: {error}")
 
 
+def _check_slots(stage: Stage, job: Job, before: dict[str, int] | None = None) -> None:
+    """Before a stage: the slots it reads are filled. After it: it filled only the slots it
+    declares, and changed none of the others. A breach is a bug in talker, said as such."""
+    if before is None:
+        missing = [name for name in stage.reads if getattr(job.artifacts, name) is None]
+        if missing:
+            raise RuntimeError(f"stage {stage.name} reads {', '.join(missing)}, which no stage before it made")
+        return
+    after = job.artifacts.filled()
+    changed = {name for name in set(before) | set(after) if before.get(name) != after.get(name)}
+    if changed - set(stage.writes):
+        raise RuntimeError(f"stage {stage.name} changed {', '.join(sorted(changed - set(stage.writes)))}, "
+                           f"which it does not declare")
+
+
 def _run_with_retry(stage: Stage, job: Job) -> dict[str, Any]:
+    _check_slots(stage, job)
+    before = job.artifacts.filled()
+    details = _run_with_one_retry(stage, job)
+    _check_slots(stage, job, before)
+    return details
+
+
+def _run_with_one_retry(stage: Stage, job: Job) -> dict[str, Any]:
     try:
         return stage.run(job) or {}
     except Exception as error:
@@ -257,9 +280,9 @@ def run_job(job: Job, stages: Sequence[Stage] | None = None, on_stage: StageCall
 
 
 def build_manifest(job: Job, reports: list[StageReport], seconds: float) -> dict[str, Any]:
-    video = job.artifacts.get("video")
-    script = job.artifacts.get("script")
-    speech = job.artifacts.get("speech")
+    video = job.artifacts.video
+    script = job.artifacts.spoken
+    speech = job.artifacts.voice
     duration = video.duration_s if video else speech.duration_s if speech else 0.0
     outputs = {k: str(v) for k, v in job.outputs.final.items()}
     render = job.config.render
@@ -273,8 +296,8 @@ def build_manifest(job: Job, reports: list[StageReport], seconds: float) -> dict
         "language": {"code": job.language, "decided_by": job.language_decided_by},
         "spoken_text": script.text if script else None,
         "spoken_text_origin": script.origin if script else None,
-        "prompt": job.artifacts.get("prompt"),
-        "controls": {"emotion": render.emotion, "emotion_changes": job.artifacts.get("emotion_changes", []),
+        "prompt": job.artifacts.prompt,
+        "controls": {"emotion": render.emotion, "emotion_changes": [list(c) for c in job.artifacts.emotion_changes or ()],
                      "head_motion": render.head_motion, "blink_rate": render.blink_rate,
                      "mouth_scale": render.mouth_open_scale, "crop": render.crop},
         "video": {

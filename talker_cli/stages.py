@@ -1,7 +1,8 @@
-"""The stages of `talker render`, each a thin adapter over its task module.
+"""The stages of `talker render` and `talker lipsync`, each a thin adapter over its task module.
 
-A stage says when it applies, what it reads and writes in the job's artifacts, and which backend
-and model serve it. The runner in pipeline.py alone loads, runs and frees stages.
+A stage says when it applies, which of the job's artifact slots it reads and which it fills (the
+runner checks both), and which backend and model serve it. The runner in pipeline.py alone decides
+which stages run, and loads, runs and frees them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .artifacts import Script, Speech
+from .artifacts import Artifacts, Script, Speech
 from .config import TalkerConfig
 from .errors import InputError, NoGpuError, ResourceError
 from .outputs import OutputSet
@@ -31,7 +32,7 @@ class Job:
     reply: bool = False
     work_dir: Path = Path(".")
     outputs: OutputSet | None = None
-    artifacts: dict[str, Any] = field(default_factory=dict)
+    artifacts: Artifacts = field(default_factory=Artifacts)
     input_hashes: dict[str, str] = field(default_factory=dict)
     reservations: dict[str, Any] = field(default_factory=dict)  # device -> Reservation, shared in a batch
     reservation_plan: dict[str, int] = field(default_factory=dict)  # device -> bytes this job needs
@@ -67,6 +68,8 @@ class Stage:
     name = ""
     backend = "builtin"
     model = ""
+    reads: tuple[str, ...] = ()  # the artifact slots it needs filled
+    writes: tuple[str, ...] = ()  # the only slots it may fill
 
     def applies(self, job: Job) -> bool:
         return True
@@ -228,6 +231,8 @@ class PhotoStage(Stage):
     name = "photo"
     backend = "mediapipe-facemesh"
 
+    writes = ("photo",)
+
     def applies(self, job: Job) -> bool:
         return job.photo is not None
 
@@ -235,7 +240,7 @@ class PhotoStage(Stage):
         from .photo import load_photo
 
         photo = load_photo(job.photo, job.config.render)
-        job.artifacts["photo"] = photo
+        job.artifacts.photo = photo
         job.input_hashes["photo_sha256"] = photo.sha256
         height, width = photo.image_rgb.shape[:2]
         return {"video_size": [width, height], "photo_size": list(photo.source_size)}
@@ -276,6 +281,7 @@ def check_script(text: str, max_chars: int, what: str) -> str:
 class InputStage(Stage):
     name = "input"
     backend = "ffmpeg"
+    writes = ("script", "recording")  # the text, or the decoded recording
 
     def run(self, job: Job) -> dict[str, Any]:
         limits = job.config.input
@@ -284,7 +290,7 @@ class InputStage(Stage):
 
             spoken, marks = split_tags(job.text or "")
             text = check_script(spoken, limits.max_chars, "text")
-            job.artifacts["script"] = Script(text=text, origin="text", emotion_marks=marks)
+            job.artifacts.script = Script(text=text, origin="text", emotion_marks=marks)
             job.input_hashes["text_sha256"] = text_sha256(job.text or "")
             return {"chars": len(text), "emotion_tags": len(marks)}
         from .asr import ASR_RATE
@@ -301,7 +307,7 @@ class InputStage(Stage):
                 "(input.max_audio_s); cut it or use a preset with a higher limit"
             )
         check_not_silent(samples, job.audio)
-        job.artifacts["speech"] = Speech(samples=samples, sample_rate=ASR_RATE, origin="recording", source_path=job.audio)
+        job.artifacts.recording = Speech(samples=samples, sample_rate=ASR_RATE, origin="recording", source_path=job.audio)
         job.input_hashes["audio_sha256"] = file_sha256(job.audio)
         return {"audio_s": round(duration, 3)}
 
@@ -324,6 +330,8 @@ def transcript_script(transcript, job: Job) -> Script:
 
 class AsrStage(ModelStage):
     name = "asr"
+    reads = ("recording",)
+    writes = ("transcript", "script")
 
     def applies(self, job: Job) -> bool:
         return job.audio is not None
@@ -335,11 +343,11 @@ class AsrStage(ModelStage):
         return make_asr(job.config.asr, "" if given == "auto" else given)
 
     def run(self, job: Job) -> dict[str, Any]:
-        transcript = self.engine.transcribe(job.artifacts["speech"])
+        transcript = self.engine.transcribe(job.artifacts.recording)
         self.model = self.engine.model_path  # the model that transcribed: English, or multilingual
-        job.artifacts["transcript"] = transcript
+        job.artifacts.transcript = transcript
         job.language, job.language_decided_by = recording_language(transcript, job)
-        job.artifacts["script"] = transcript_script(transcript, job)
+        job.artifacts.script = transcript_script(transcript, job)
         return {"words": len(transcript.words), "language": transcript.language}
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
@@ -347,7 +355,7 @@ class AsrStage(ModelStage):
                 "language": job.config.input.language}
 
     def save(self, job: Job, folder: Path) -> None:
-        t = job.artifacts["transcript"]
+        t = job.artifacts.transcript
         words = [[w.text, w.start_s, w.end_s] for w in t.words]
         (folder / "transcript.json").write_text(json.dumps({"text": t.text, "language": t.language, "words": words}))
 
@@ -356,9 +364,9 @@ class AsrStage(ModelStage):
 
         data = json.loads((folder / "transcript.json").read_text())
         transcript = Transcript(data["text"], tuple(Word(*w) for w in data["words"]), data["language"])
-        job.artifacts["transcript"] = transcript
+        job.artifacts.transcript = transcript
         job.language, job.language_decided_by = recording_language(transcript, job)
-        job.artifacts["script"] = transcript_script(transcript, job)
+        job.artifacts.script = transcript_script(transcript, job)
 
 
 def reply_script(reply: str, job: Job) -> Script:
@@ -371,6 +379,8 @@ def reply_script(reply: str, job: Job) -> Script:
 
 class LlmStage(ModelStage):
     name = "llm"
+    reads = ("script",)
+    writes = ("prompt", "reply")
 
     def applies(self, job: Job) -> bool:
         return job.reply
@@ -384,12 +394,10 @@ class LlmStage(ModelStage):
         from .llm import check_reply_language, spoken_reply
 
         check_reply_language(job.config.llm, job.language)  # a recording's language is known only now
-        prompt = job.artifacts["script"].text
+        prompt = job.artifacts.script.text
         reply = spoken_reply(self.engine.reply(prompt))
-        job.artifacts["prompt"] = prompt
-        job.artifacts["script"] = reply_script(reply.text, job)
-        # The face says the reply: a recording no longer matches it, so the voice is synthesized.
-        job.artifacts.pop("speech", None)
+        job.artifacts.prompt = prompt
+        job.artifacts.reply = reply_script(reply.text, job)
         return {"reply_chars": len(reply.text)}
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
@@ -397,28 +405,29 @@ class LlmStage(ModelStage):
 
         model = resolve_llm_path(job.config.llm.model)
         identity = [str(model), model.stat().st_size if model.is_file() else None]
-        return {"prompt": job.artifacts["script"].text, "llm": asdict(job.config.llm), "model": identity}
+        return {"prompt": job.artifacts.script.text, "llm": asdict(job.config.llm), "model": identity}
 
     def save(self, job: Job, folder: Path) -> None:
-        script = job.artifacts["script"]
-        data = {"prompt": job.artifacts["prompt"], "reply": script.text, "emotion_marks": script.emotion_marks}
+        reply = job.artifacts.reply
+        data = {"prompt": job.artifacts.prompt, "reply": reply.text, "emotion_marks": reply.emotion_marks}
         (folder / "reply.json").write_text(json.dumps(data))
 
     def restore(self, job: Job, folder: Path) -> None:
         data = json.loads((folder / "reply.json").read_text())
-        job.artifacts["prompt"] = data["prompt"]
+        job.artifacts.prompt = data["prompt"]
         marks = tuple((offset, emotion) for offset, emotion in data.get("emotion_marks", ()))
-        job.artifacts["script"] = Script(data["reply"], "reply", marks)
-        job.artifacts.pop("speech", None)
+        job.artifacts.reply = Script(data["reply"], "reply", marks)
 
 
 class TtsStage(ModelStage):
     """One voice per language: a batch's jobs may speak several, each voice loaded once."""
 
     name = "tts"
+    reads = ("spoken",)
+    writes = ("speech",)
 
     def applies(self, job: Job) -> bool:
-        return "speech" not in job.artifacts
+        return job.audio is None or job.reply  # a reply is spoken in a synthesized voice, not the recording's
 
     def make_engine(self, job: Job):
         from .tts import make_tts
@@ -441,18 +450,18 @@ class TtsStage(ModelStage):
     def run(self, job: Job) -> dict[str, Any]:
         engine = self.engine_for(job)
         if hasattr(engine, "check_language"):  # a reply or a transcript is known only now
-            engine.check_language(job.artifacts["script"].text, job.language)
-        speech = engine.synthesize(job.artifacts["script"].text)
-        job.artifacts["speech"] = speech
+            engine.check_language(job.artifacts.spoken.text, job.language)
+        speech = engine.synthesize(job.artifacts.spoken.text)
+        job.artifacts.speech = speech
         return {"speech_s": round(speech.duration_s, 3), "sample_rate": speech.sample_rate}
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
-        return {"text": job.artifacts["script"].text, "tts": asdict(job.config.tts), "language": job.language}
+        return {"text": job.artifacts.spoken.text, "tts": asdict(job.config.tts), "language": job.language}
 
     def save(self, job: Job, folder: Path) -> None:
         import numpy as np
 
-        speech = job.artifacts["speech"]
+        speech = job.artifacts.speech
         np.save(folder / "samples.npy", speech.samples)
         phones = [[p.label, p.start_s, p.end_s] for p in speech.native_phones or ()]
         words = [[w.text, w.start_s, w.end_s] for w in speech.native_words or ()]
@@ -464,7 +473,7 @@ class TtsStage(ModelStage):
         from .artifacts import Phone, Word
 
         data = json.loads((folder / "speech.json").read_text())
-        job.artifacts["speech"] = Speech(
+        job.artifacts.speech = Speech(
             samples=np.load(folder / "samples.npy"), sample_rate=data["sample_rate"], origin="tts",
             native_phones=tuple(Phone(*p) for p in data["phones"]) or None,
             native_words=tuple(Word(*w) for w in data["words"]) or None,
@@ -479,24 +488,26 @@ class AlignmentStage(Stage):
     """The aligner is chosen per job: TTS speech brings its own timings, a recording needs pocketsphinx."""
 
     name = "alignment"
+    reads = ("voice", "spoken")
+    writes = ("phones",)
 
     def run(self, job: Job) -> dict[str, Any]:
         from .alignment import ALIGN_RATE, make_aligner
         from .audio_io import resample
 
-        speech = job.artifacts["speech"]
+        speech = job.artifacts.voice
         aligner = make_aligner(job.config.alignment, speech, job.language)
         aligner.load()
         try:
             self.backend, self.model = aligner.name, aligner.model_path
             if aligner.name in ("pocketsphinx", "mfa") and speech.sample_rate != ALIGN_RATE:
                 speech = Speech(resample(speech.samples, speech.sample_rate, ALIGN_RATE), ALIGN_RATE, speech.origin)
-            transcript = job.artifacts.get("transcript") if speech.origin == "recording" else None
+            transcript = job.artifacts.transcript if speech.origin == "recording" else None
             anchors = transcript.words if transcript is not None else ()
-            track = aligner.align(speech, job.artifacts["script"].text, anchors)
+            track = aligner.align(speech, job.artifacts.spoken.text, anchors)
         finally:
             aligner.unload()
-        job.artifacts["phones"] = track
+        job.artifacts.phones = track
         spans = [[s.start_s, s.end_s, s.source] for s in track.spans]
         return {"phones": len(track.phones), "words": len(track.words), "source": track.source, "spans": spans}
 
@@ -506,6 +517,8 @@ class VisemeStage(Stage):
 
     name = "visemes"
     backend = "ovr-15"
+    reads = ("phones", "spoken", "voice")
+    writes = ("visemes", "track", "emotion_changes")
 
     def run(self, job: Job) -> dict[str, Any]:
         from .blendshapes import blendshape_track
@@ -513,13 +526,13 @@ class VisemeStage(Stage):
         from .visemes import viseme_track
 
         c = job.config
-        track, script = job.artifacts["phones"], job.artifacts["script"]
+        track, script = job.artifacts.phones, job.artifacts.spoken
         segments = viseme_track(track.phones, c.visemes)
         changes = mark_times(script.emotion_marks, script.text, track.words)
-        weights = blendshape_track(segments, job.artifacts["speech"].duration_s, c.visemes, c.render, changes)
-        job.artifacts["visemes"] = segments
-        job.artifacts["blendshapes"] = weights
-        job.artifacts["emotion_changes"] = [[round(t, 3), e] for t, e in changes]
+        weights = blendshape_track(segments, job.artifacts.voice.duration_s, c.visemes, c.render, changes)
+        job.artifacts.visemes = tuple(segments)
+        job.artifacts.track = weights
+        job.artifacts.emotion_changes = tuple((round(t, 3), e) for t, e in changes)
         return {"segments": len(segments), "frames": weights.frame_count}
 
 
@@ -528,15 +541,16 @@ class ExportStage(Stage):
 
     name = "export"
     backend = "talker-exports"
+    reads = ("track", "visemes", "phones", "spoken", "voice")
 
     def run(self, job: Job) -> dict[str, Any]:
         from .exports import Animation, parse_formats, render_format
         from .subtitles import make_cues
 
-        speech = job.artifacts["speech"]
+        speech = job.artifacts.voice
         animation = Animation(
-            track=job.artifacts["blendshapes"], segments=job.artifacts["visemes"],
-            cues=make_cues(job.artifacts["phones"].words, job.artifacts["script"].text),
+            track=job.artifacts.track, segments=job.artifacts.visemes,
+            cues=make_cues(job.artifacts.phones.words, job.artifacts.spoken.text),
             duration_s=speech.duration_s, sound_file=speech.source_path or job.outputs.final.get("speech"),
             dat_frame_rate=job.config.output.dat_frame_rate, visemes=job.config.visemes,
             mouth_scale=job.config.render.mouth_open_scale,
@@ -552,24 +566,12 @@ class ExportStage(Stage):
 
 
 class RenderStage(Stage):
-    """Builds the face rig; the frames themselves are drawn while the MP4 stage encodes them."""
+    """Draws each frame of the face from the track and streams it to the encoder: the MP4."""
 
     name = "render"
-    backend = "landmark-warp"
-
-    def applies(self, job: Job) -> bool:
-        return job.photo is not None
-
-    def run(self, job: Job) -> dict[str, Any]:
-        from .render import FrameRenderer
-
-        job.artifacts["renderer"] = FrameRenderer(job.artifacts["photo"], job.config.render)
-        return {"fps": job.config.render.fps}
-
-
-class Mp4Stage(Stage):
-    name = "mp4"
-    backend = "ffmpeg-libx264"
+    backend = "landmark-warp+libx264"
+    reads = ("photo", "track", "voice")
+    writes = ("video",)
 
     def applies(self, job: Job) -> bool:
         return job.photo is not None
@@ -578,16 +580,17 @@ class Mp4Stage(Stage):
         import time
 
         from .audio_io import write_wav
+        from .render import FrameRenderer
         from .video import write_mp4
 
-        speech = job.artifacts["speech"]
+        speech = job.artifacts.voice
         soundtrack = speech.source_path
         if soundtrack is None:
             soundtrack = job.work_dir / "speech.wav"
             write_wav(soundtrack, speech.samples, speech.sample_rate)
-        renderer = job.artifacts.pop("renderer")
-        track = job.artifacts["blendshapes"]
-        height, width = job.artifacts["photo"].image_rgb.shape[:2]
+        renderer = FrameRenderer(job.artifacts.photo, job.config.render)
+        track = job.artifacts.track
+        height, width = job.artifacts.photo.image_rgb.shape[:2]
         draw_seconds = 0.0
 
         def timed_frames():
@@ -600,18 +603,18 @@ class Mp4Stage(Stage):
 
         video = write_mp4(timed_frames(), width, height, track.fps, track.frame_count, soundtrack,
                           job.outputs.temp("video"), job.config.video)
-        job.artifacts["video"] = video
+        job.artifacts.video = video
         return {
             "frames": video.frame_count, "duration_s": round(video.duration_s, 3),
-            "render_seconds": round(draw_seconds, 3),
-            "render_fps": round(video.frame_count / draw_seconds, 1) if draw_seconds else None,
+            "draw_seconds": round(draw_seconds, 3),
+            "draw_fps": round(video.frame_count / draw_seconds, 1) if draw_seconds else None,
         }
 
 
 def render_stages() -> list[Stage]:
-    """Every stage of a job; without a photo (talker lipsync) the photo, render and mp4 stages do not apply."""
+    """Every stage of a job; without a photo (talker lipsync) the photo and render stages do not apply."""
     return [
         PreflightStage(), PhotoStage(), InputStage(), AsrStage(), LlmStage(), TtsStage(),
-        AlignmentStage(), VisemeStage(), ExportStage(), RenderStage(), Mp4Stage(),
+        AlignmentStage(), VisemeStage(), ExportStage(), RenderStage(),
     ]
 

@@ -61,17 +61,17 @@ def test_openai_whisper_checkpoint_runs_through_the_asr_stage(tiny_whisper, spee
     path, tensors = tiny_whisper
     config = TalkerConfig(asr=AsrConfig(backend="openai-whisper", model=str(path)))
     job = Job(photo=tmp_path / "p.png", output=tmp_path / "o.mp4", config=config, audio=speech_wav)
-    job.artifacts["speech"] = Speech(decode_audio(speech_wav, ASR_RATE), ASR_RATE, "recording")
+    job.artifacts.recording = Speech(decode_audio(speech_wav, ASR_RATE), ASR_RATE, "recording")
     stage = AsrStage()
     stage.load(job)
     try:
         details = stage.run(job)
     finally:
         stage.unload()
-    transcript = job.artifacts["transcript"]
+    transcript = job.artifacts.transcript
     assert stage.backend == "openai-whisper" and details["words"] == len(transcript.words) > 0
     assert all(0 <= w.start_s <= w.end_s <= 5.4 for w in transcript.words)
-    assert job.artifacts["script"].origin == "transcript"
+    assert job.artifacts.script.origin == "transcript"
     assert transcript.words[0].text == "hello"
     spec = spec_from_whisper_checkpoint(path, "float16")
     assert spec.param_count == tensors and spec.kind == "whisper" and spec.decoder_layers == 2

@@ -194,7 +194,7 @@ def test_a_character_voice_goes_to_pocketsphinx_which_refuses_speech_that_is_not
     # Random weights babble: forced alignment finds no path, nothing like speech is heard in it
     # either, and that is said in one line (exit 3).
     job = Job(photo=tmp_path / "p.png", output=tmp_path / "o.mp4", config=TalkerConfig(), text="Hello there.")
-    job.artifacts.update(speech=speech, script=Script("Hello there.", "text"))
+    job.artifacts.speech, job.artifacts.script = speech, Script("Hello there.", "text")
     stage = AlignmentStage()
     stage.load(job)
     with pytest.raises(InputError, match="no speech was found in the synthesized speech"):

@@ -109,19 +109,21 @@ def test_finished_stages_are_reused_after_a_failure_and_force_redoes_them(tmp_pa
     from talker_cli.work_cache import WorkCache
 
     class Expensive(Recorder):
+        writes = ("prompt",)
+
         def cache_parts(self, job):
             return {"text": job.text}
 
         def run(self, job):
             self.events.append("run expensive")
-            job.artifacts["made"] = job.text.upper()
+            job.artifacts.prompt = job.text.upper()
             return {"n": 1}
 
         def save(self, job, folder):
-            (folder / "made.txt").write_text(job.artifacts["made"])
+            (folder / "made.txt").write_text(job.artifacts.prompt)
 
         def restore(self, job, folder):
-            job.artifacts["made"] = (folder / "made.txt").read_text()
+            job.artifacts.prompt = (folder / "made.txt").read_text()
 
     class Flaky(Recorder):
         fail_next = True
@@ -130,7 +132,7 @@ def test_finished_stages_are_reused_after_a_failure_and_force_redoes_them(tmp_pa
             if Flaky.fail_next:
                 Flaky.fail_next = False
                 raise RuntimeError("power cut")
-            assert job.artifacts["made"] == "HI"
+            assert job.artifacts.prompt == "HI"
             return {}
 
     cache = WorkCache(tmp_path / "cache")
@@ -211,3 +213,26 @@ def test_a_stage_is_loaded_once_per_placement_and_each_job_runs_where_it_was_pla
     assert events == ["load on cuda", "run a on cuda", "run c on cuda", "unload llm",
                       "load on cpu", "run b on cpu", "unload llm"]
     assert [r.reports[0].device for r in results] == ["cuda:0", "cpu", "cuda:0"]
+
+
+def test_a_stage_may_fill_only_the_slots_it_declares_and_needs_what_it_reads(tmp_path):
+    """The runner holds each stage to its declared artifacts: a stage that fills a slot it does not
+    declare, or runs before what it reads exists, is a bug in talker (exit 6), not a silent mix-up."""
+    from talker_cli.artifacts import Script
+
+    class Sneaky(Recorder):
+        writes = ("prompt",)
+
+        def run(self, job):
+            job.artifacts.script = Script("changed", "text")  # not its slot
+            return {}
+
+    with pytest.raises(StageError, match="stage a failed: .*changed script, which it does not declare"):
+        run_job(job_for(tmp_path), [Sneaky("a", [])])
+
+    class Needy(Recorder):
+        reads = ("phones",)
+
+    with pytest.raises(StageError, match="stage b failed: .*reads phones, which no stage before it made"):
+        run_job(job_for(tmp_path), [Needy("b", [])])
+    assert list(tmp_path.iterdir()) == []

@@ -141,7 +141,7 @@ def test_llm_stage_leaves_no_tensor_behind():
     job = Job(photo=None, output=None, config=TalkerConfig(), text="Hi.", reply=True)
     from talker_cli.artifacts import Script
 
-    job.artifacts["script"] = Script("What is the capital of France?", "text")
+    job.artifacts.script = Script("What is the capital of France?", "text")
     stage = LlmStage()
     stage.load(job)
     during = tensor_bytes()
@@ -160,7 +160,7 @@ def test_the_speech_cache_key_follows_every_tts_setting():
 
     def key(config):
         job = Job(photo=Path("p.png"), output=Path("o.mp4"), config=config, text="Hi.")
-        job.artifacts["script"] = Script("Hi.", "text")
+        job.artifacts.script = Script("Hi.", "text")
         return TtsStage().cache_parts(job)
 
     base = TalkerConfig()
