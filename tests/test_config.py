@@ -70,3 +70,11 @@ def test_every_setting_has_a_rule():
 
     keys = {f"{t.name}.{f.name}" for t in fields(TalkerConfig) for f in fields(t.default_factory())}
     assert keys == set(RULES)
+
+
+def test_the_cpu_preset_is_the_defaults_written_once():
+    """Defaults live in the config's dataclasses only: the cpu preset restates none of them."""
+    assert load_config("cpu") == TalkerConfig()
+    from talker_cli.config import preset_path
+
+    assert "[" not in "".join(line for line in preset_path("cpu").read_text().splitlines() if not line.startswith("#"))
