@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .artifacts import Speech, Transcript, Word
-from .offline import cache_root
+from .offline import cache_root, whisper_cache
 from .config import AsrConfig
 from .errors import ModelMissingError, UsageError
 
@@ -196,10 +196,6 @@ class FasterWhisperAsr:
 
     def unload(self) -> None:
         self.models = {}
-
-
-def whisper_cache() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "whisper"
 
 
 def openai_whisper_checkpoint(model: str) -> Path:

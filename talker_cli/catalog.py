@@ -59,7 +59,7 @@ def _asr_faster_whisper(config: TalkerConfig) -> BackendInfo:
 
 
 def _asr_openai_whisper() -> BackendInfo:
-    from .asr import whisper_cache
+    from .offline import whisper_cache
     from .model_specs import spec_from_whisper_checkpoint
 
     cache = whisper_cache()
@@ -114,7 +114,8 @@ def _tts_piper(config: TalkerConfig) -> BackendInfo:
 
 
 def _tts_coqui(config: TalkerConfig) -> BackendInfo:
-    from .coqui_tts import INSTALL, checkpoint_in, coqui_home, resolve_model_folder
+    from .coqui_tts import INSTALL, checkpoint_in, resolve_model_folder
+    from .offline import coqui_home
     from .model_specs import spec_from_coqui_folder
     from .preflight import JobSize, workload
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import shutil
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .artifacts import Speech
+from .offline import coqui_home
 from .config import TtsConfig
 from .errors import ModelMissingError, UsageError
 from .model_specs import read_checkpoint_shapes
@@ -36,12 +36,6 @@ SENTENCE_PAUSE_S = 0.2
 CHECKPOINT_NAMES = ("model.pth", "model_file.pth", "best_model.pth", "model_file.pth.tar")
 SPEAKER_FILES = ("speakers.pth", "speakers.json", "speaker_ids.json")
 SPECIAL_TOKENS = ("<BLNK>", "<PAD>", "<BOS>", "<EOS>")
-
-
-def coqui_home() -> Path:
-    if os.environ.get("TTS_HOME"):
-        return Path(os.environ["TTS_HOME"]) / "tts"
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "tts"
 
 
 def resolve_model_folder(name: str) -> Path:

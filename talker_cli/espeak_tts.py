@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import re
-from pathlib import Path
 
 import numpy as np
 

@@ -1,5 +1,6 @@
-"""Offline by default: the switches that keep every library off the model hubs, and the folder
-where talker keeps what it makes once and reuses (under the user's cache folder)."""
+"""Offline by default: the switches that keep every library off the model hubs, and every folder
+talker reads from the environment: its own cache, the work cache, and where the libraries whose
+models it loads keep them (openai-whisper, Coqui TTS)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,29 @@ def force_offline() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def user_cache() -> Path:
+    """The user's cache folder: $XDG_CACHE_HOME, else ~/.cache."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "talker"
+    """What talker makes once and reuses (a dequantized LLM, the assembled Whisper base)."""
+    return user_cache() / "talker"
+
+
+def work_cache_root() -> Path:
+    """Finished stage results: $TALKER_WORK_CACHE, else under talker's cache."""
+    explicit = os.environ.get("TALKER_WORK_CACHE")
+    return Path(explicit) if explicit else cache_root() / "work"
+
+
+def whisper_cache() -> Path:
+    """Where openai-whisper keeps its checkpoints (~/.cache/whisper)."""
+    return user_cache() / "whisper"
+
+
+def coqui_home() -> Path:
+    """Where Coqui TTS keeps its models: $TTS_HOME/tts, else $XDG_DATA_HOME/tts (~/.local/share/tts)."""
+    if os.environ.get("TTS_HOME"):
+        return Path(os.environ["TTS_HOME"]) / "tts"
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "tts"

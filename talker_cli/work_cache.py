@@ -16,20 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .offline import work_cache_root
+
 FORMAT = 1  # bump when what a stage saves changes shape
-
-
-def default_root() -> Path:
-    explicit = os.environ.get("TALKER_WORK_CACHE")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "talker" / "work"
 
 
 class WorkCache:
     def __init__(self, root: Path | None = None, read: bool = True):
-        self.root = root or default_root()
+        self.root = root or work_cache_root()
         self.read = read  # False (--force): redo every stage, but still record the results
 
     @staticmethod

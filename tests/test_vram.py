@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from talker_cli import gpu_probe
 from talker_cli.cli import app
-from talker_cli.config import TalkerConfig, load_config
+from talker_cli.config import load_config
 from talker_cli.errors import NoGpuError, ResourceError
 from talker_cli.gpu_probe import GpuDevice
 from talker_cli.llm import bundled_gguf
