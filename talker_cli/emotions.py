@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it is used: the config reads EMOTIONS on every start
+    import numpy as np
 
-from .artifacts import Word
+    from .artifacts import Word
 
 EMOTIONS = ("neutral", "happy", "sad", "angry", "surprised")
 BLEND_S = 0.3  # an emotion takes this long to replace the one before
@@ -45,6 +47,8 @@ def _append_folded(spoken: list[str], piece: str) -> None:
 def mark_times(marks: Sequence[tuple[int, str]], text: str, words: Sequence[Word]) -> list[tuple[float, str]]:
     """Each tag's time: the start of the first word after it. Text written without spaces, or words
     that do not match the text's, are placed by their share of the characters over the spoken span."""
+    import numpy as np
+
     if not marks or not words:
         return [(0.0, emotion) for offset, emotion in marks if offset == 0]
     leading = [(0.0, emotion) for offset, emotion in marks if offset == 0]  # the text starts with it: from the start
@@ -65,6 +69,8 @@ def mark_times(marks: Sequence[tuple[int, str]], text: str, words: Sequence[Word
 def emotion_weights(changes: Sequence[tuple[float, str]], initial: str, n_frames: int, fps: int) -> np.ndarray:
     """frames x len(EMOTIONS) weights summing to 1: `initial` from the start, each change from its
     time on, crossfaded linearly over BLEND_S centred on the change; a change at 0 s replaces `initial`."""
+    import numpy as np
+
     t = (np.arange(n_frames) + 0.5) / fps
     for time_s, emotion in changes:
         if time_s <= 0:
