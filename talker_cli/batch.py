@@ -69,10 +69,10 @@ def job_config(preset: str, settings: tuple[tuple[str, str, object], ...] = ()) 
 
 
 def spec_job(spec: JobSpec, out_dir: Path, config: TalkerConfig, text: str | None = None, cache=None):
-    from .stages import Job
+    from .stages import Job, RunContext
 
     return Job(photo=spec.photo, output=out_dir / spec.output, config=config, text=text, audio=spec.audio,
-               reply=spec.reply, cache=cache)
+               reply=spec.reply, run=RunContext(cache=cache))
 
 
 def check_batch_paths(specs: list[JobSpec], jobs_file: Path, out_dir: Path, default_preset: str,

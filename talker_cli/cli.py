@@ -243,7 +243,7 @@ def _run_one(photo, output, text, text_file, audio, reply, language, preset, fla
     from .outputs import check_paths
     from .pipeline import run_job
     from .preflight import gpus_used
-    from .stages import Job, read_text_file
+    from .stages import Job, RunContext, read_text_file
     from .work_cache import WorkCache
 
     sources = [s for s in (text, text_file, audio) if s is not None]
@@ -257,7 +257,7 @@ def _run_one(photo, output, text, text_file, audio, reply, language, preset, fla
         overrides["gpu"] = {"mem_ratio": mem_ratio}
     config = load_config(preset, overrides)
     job = Job(photo=photo, output=output, config=config, text=text, audio=audio, reply=reply,
-              cache=WorkCache(read=not force))
+              run=RunContext(cache=WorkCache(read=not force)))
     check_paths([(f"the {kind}", path) for kind, path in job.output_files().items()],
                 [photo, audio, text_file, preset_path(preset)])
     if text_file is not None:

@@ -49,7 +49,7 @@ def _is_gpu_oom(error: BaseException) -> bool:
 def _oom_message(stage: Stage, job: Job, device: str) -> str:
     planned = job.planned.get(stage.name)
     figures = f"planned {planned / 2**30:.2f} GiB" if planned else "no plan"
-    reservation = job.reservations.get(device)
+    reservation = job.run.reservations.get(device)
     if reservation is not None and reservation.ledger:
         stats = reservation.torch.cuda.memory_stats(reservation.torch.device(device))
         figures += (f", {stats.get('allocated_bytes.all.peak', 0) / 2**30:.2f} GiB allocated at the peak, "
@@ -87,36 +87,25 @@ def _check_slots(stage: Stage, job: Job, before: dict[str, int] | None = None) -
                            f"which it does not declare")
 
 
-def _run_with_retry(stage: Stage, job: Job) -> dict[str, Any]:
+def _run_checked(stage: Stage, job: Job) -> dict[str, Any]:
+    """Run a stage held to its declared slots. No stage batches its work, so a GPU out-of-memory
+    is not retried smaller: the plan was wrong, and the error says so with its figures."""
     _check_slots(stage, job)
     before = job.artifacts.filled()
-    details = _run_with_one_retry(stage, job)
+    details = stage.run(job) or {}
     _check_slots(stage, job, before)
     return details
 
 
-def _run_with_one_retry(stage: Stage, job: Job) -> dict[str, Any]:
-    try:
-        return stage.run(job) or {}
-    except Exception as error:
-        batch = getattr(stage, "batch_size", 0)
-        if not (_is_gpu_oom(error) and batch > 1):
-            raise
-    stage.batch_size //= 2  # one retry at half the batch
-    log.warning("stage %s ran out of GPU memory; retrying once at batch %d", stage.name, stage.batch_size)
-    details = stage.run(job) or {}
-    return details | {"retried_at_batch": stage.batch_size}
-
-
 def _run_one(stage: Stage, job: Job, load_seconds: float, shared_by: int) -> StageReport:
     device = job.stage_device(stage.name)
-    reservation = job.reservations.get(device)
+    reservation = job.run.reservations.get(device)
     meter = StageMeter()
     meter.start()
     if reservation is not None:
         reservation.stage_begin(stage.name, job.planned.get(stage.name, 0))
     try:
-        details = _run_with_retry(stage, job)
+        details = _run_checked(stage, job)
     finally:
         ledger = reservation.stage_end() if reservation is not None else None
     m = meter.stop()
@@ -142,17 +131,18 @@ class JobResult:
 
 def _cached(stage: Stage, job: Job) -> tuple[str | None, Path | None]:
     """The stage's cache key for this job and the finished result under it, if any."""
-    parts = stage.cache_parts(job) if job.cache is not None else None
+    cache = job.run.cache
+    parts = stage.cache_parts(job) if cache is not None else None
     if parts is None:
         return None, None
-    key = job.cache.key(stage.name, parts)
-    return key, job.cache.lookup(key)
+    key = cache.key(stage.name, parts)
+    return key, cache.lookup(key)
 
 
 def _restore_one(stage: Stage, job: Job, folder: Path) -> StageReport:
     started = time.perf_counter()
     stage.restore(job, folder)
-    meta = job.cache.meta(folder)
+    meta = job.run.cache.meta(folder)
     return StageReport(name=stage.name, ran=True, backend=meta["backend"], model=meta["model"],
                        device=job.stage_device(stage.name), seconds=round(time.perf_counter() - started, 3),
                        details={**meta["details"], "cached": True})
@@ -205,7 +195,7 @@ def _run_on_one_placement(stage: Stage, pending: list[tuple[JobResult, str | Non
             result.reports.append(report)
             if key is not None:
                 meta = {"backend": report.backend, "model": report.model, "details": report.details}
-                result.job.cache.store(key, meta, lambda folder, job=result.job: stage.save(job, folder))
+                result.job.run.cache.store(key, meta, lambda folder, job=result.job: stage.save(job, folder))
             if on_stage:
                 on_stage(stage.name, report)
     except Exception as error:
@@ -224,16 +214,16 @@ def run_jobs(jobs: Sequence[Job], stages: Sequence[Stage] | None = None,
     results = [JobResult(job) for job in jobs]
     started = time.perf_counter()
     # One dict of reservations (device -> Reservation) shared by every job of the run.
-    reservations: dict[str, Any] = jobs[0].reservations if jobs else {}
+    reservations: dict[str, Any] = jobs[0].run.reservations if jobs else {}
     try:
         with tempfile.TemporaryDirectory(prefix="talker-") as work_root:
             for index, result in enumerate(results):
                 job = result.job
-                job.reservations = reservations  # one reservation per device, for every job
-                job.work_dir = Path(work_root) / str(index)
-                job.work_dir.mkdir()
+                job.run.reservations = reservations  # one reservation per device, for every job
+                job.run.work_dir = Path(work_root) / str(index)
+                job.run.work_dir.mkdir()
                 try:
-                    job.outputs = OutputSet(job.output_files())
+                    job.run.outputs = OutputSet(job.output_files())
                 except TalkerError as error:
                     result.error = error
             for stage in stages:
@@ -246,7 +236,7 @@ def run_jobs(jobs: Sequence[Job], stages: Sequence[Stage] | None = None,
                     _run_stage_over(stage, todo, on_stage)
                 for result in todo:
                     if result.error is not None:
-                        result.job.outputs.discard()
+                        result.job.run.outputs.discard()
             for result in results:
                 if result.error is None:
                     job = result.job
@@ -255,18 +245,18 @@ def run_jobs(jobs: Sequence[Job], stages: Sequence[Stage] | None = None,
                                else sum(r.seconds for r in result.reports))
                     manifest = build_manifest(job, result.reports, seconds)
                     try:
-                        job.outputs.write_json("manifest", manifest)
-                        job.outputs.commit()
+                        job.run.outputs.write_json("manifest", manifest)
+                        job.run.outputs.commit()
                     except OSError as error:  # a full or read-only disk: this job fails, nothing half-written
-                        job.outputs.discard()
+                        job.run.outputs.discard()
                         result.error = os_error(error)
                         continue
                     result.manifest = manifest
         return results
     finally:
         for result in results:
-            if result.manifest is None and result.job.outputs is not None:
-                result.job.outputs.discard()
+            if result.manifest is None and result.job.run.outputs is not None:
+                result.job.run.outputs.discard()
         for reservation in reservations.values():
             reservation.release()  # the memory goes back to the driver only now
 
@@ -284,7 +274,7 @@ def build_manifest(job: Job, reports: list[StageReport], seconds: float) -> dict
     script = job.artifacts.spoken
     speech = job.artifacts.voice
     duration = video.duration_s if video else speech.duration_s if speech else 0.0
-    outputs = {k: str(v) for k, v in job.outputs.final.items()}
+    outputs = {k: str(v) for k, v in job.run.outputs.final.items()}
     render = job.config.render
     return {
         "talker_version": __version__,
@@ -309,7 +299,8 @@ def build_manifest(job: Job, reports: list[StageReport], seconds: float) -> dict
         "real_time_factor": round(seconds / duration, 3) if duration else None,
         "stages": [report.__dict__ for report in reports],
         "vram": job.vram,
-        "video_bytes": job.outputs.temp("video").stat().st_size if video else None,
-        "config": job.config.to_dict(),
-        "config_sha256": job.requested_config_sha256,
+        "video_bytes": job.run.outputs.temp("video").stat().st_size if video else None,
+        "config": job.config.to_dict(),  # as asked; where each model stage ran is in placement
+        "config_sha256": job.config.digest(),
+        "placement": {stage: job.placed(stage).device for stage in ("asr", "llm", "tts")},
     }

@@ -23,28 +23,36 @@ log = logging.getLogger("talker")
 
 
 @dataclass
+class RunContext:
+    """Where a job runs, set up by the runner: its work folder, its outputs (under temporary names
+    until the job succeeds), the GPU reservations a batch shares, and the work cache."""
+
+    work_dir: Path = Path(".")
+    outputs: OutputSet | None = None
+    reservations: dict[str, Any] = field(default_factory=dict)  # device -> Reservation, shared in a batch
+    cache: Any = None  # a WorkCache: finished stage results are reused from it and recorded in it
+
+
+@dataclass
 class Job:
+    """One job's inputs and what its stages decide and make: the config as asked, the placement of
+    its model stages (preflight), its language, and its artifacts."""
+
     photo: Path | None  # None: animation files only (talker lipsync), no video
     output: Path  # the MP4; without a photo, the stem of the animation files
     config: TalkerConfig
     text: str | None = None
     audio: Path | None = None
     reply: bool = False
-    work_dir: Path = Path(".")
-    outputs: OutputSet | None = None
+    run: RunContext = field(default_factory=RunContext)
     artifacts: Artifacts = field(default_factory=Artifacts)
     input_hashes: dict[str, str] = field(default_factory=dict)
-    reservations: dict[str, Any] = field(default_factory=dict)  # device -> Reservation, shared in a batch
+    placement: dict[str, str] = field(default_factory=dict)  # model stage -> device, where preflight moved it
     reservation_plan: dict[str, int] = field(default_factory=dict)  # device -> bytes this job needs
     planned: dict[str, int] = field(default_factory=dict)  # stage -> planned peak bytes
     vram: dict[str, Any] = field(default_factory=dict)
-    requested_config_sha256: str = ""  # the config as asked for, before any CPU fallback
-    cache: Any = None  # a WorkCache: finished stage results are reused from it and recorded in it
     language: str = "en"  # ISO 639-1, decided before any stage (text) or by the ASR (recording)
     language_decided_by: str = ""
-
-    def __post_init__(self) -> None:
-        self.requested_config_sha256 = self.requested_config_sha256 or self.config.digest()
 
     def output_files(self) -> dict[str, Path]:
         """Every file this job writes (checked before any work, written by the stages)."""
@@ -55,10 +63,14 @@ class Job:
         speech = not video and (self.audio is None or self.reply)  # the voice of an animation is written too
         return output_files(self.output, parse_formats(self.config.output.formats), video=video, speech=speech)
 
+    def placed(self, stage: str):
+        """A model stage's settings as it runs: the config's, on the device preflight placed it on."""
+        section = getattr(self.config, stage)
+        return replace(section, device=self.placement[stage]) if stage in self.placement else section
+
     def stage_device(self, stage: str) -> str:
         """Where a stage runs, spelled as reservations are keyed: 'cuda' means 'cuda:0'."""
-        section = getattr(self.config, stage, None)
-        device = getattr(section, "device", "cpu") if stage in ("asr", "llm", "tts") else "cpu"
+        device = self.placed(stage).device if stage in ("asr", "llm", "tts") else "cpu"
         return "cuda:0" if device == "cuda" else device
 
 
@@ -149,8 +161,7 @@ class PreflightStage(Stage):
             raise error("; ".join([verdict.message, *verdict.suggestions]))
         for stage, why in verdict.fallbacks.items():
             log.warning("stage %s runs on the CPU: %s", stage, why)
-            section = getattr(job.config, stage)
-            job.config = replace(job.config, **{stage: replace(section, device="cpu")})
+            job.placement[stage] = "cpu"
         job.planned = {p.stage: p.peak_bytes for p in verdict.plans if p.stage not in verdict.fallbacks}
         job.reservation_plan = {d.device: d.reservation_bytes for d in verdict.devices if d.reservation_bytes}
         return {"verdict": verdict.message, "fallbacks": verdict.fallbacks}
@@ -166,7 +177,7 @@ class PreflightStage(Stage):
         if not wanted:
             return
         sanitize_alloc_conf()
-        shared = jobs[0].reservations
+        shared = jobs[0].run.reservations
         for device, size in wanted.items():
             reservation = Reservation(device, size, jobs[0].config.gpu.mem_ratio, torch=self.torch_module)
             reservation.make()
@@ -340,7 +351,7 @@ class AsrStage(ModelStage):
         from .asr import make_asr
 
         given = job.config.input.language
-        return make_asr(job.config.asr, "" if given == "auto" else given)
+        return make_asr(job.placed("asr"), "" if given == "auto" else given)
 
     def run(self, job: Job) -> dict[str, Any]:
         transcript = self.engine.transcribe(job.artifacts.recording)
@@ -351,7 +362,7 @@ class AsrStage(ModelStage):
         return {"words": len(transcript.words), "language": transcript.language}
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
-        return {"audio_sha256": job.input_hashes.get("audio_sha256"), "asr": asdict(job.config.asr),
+        return {"audio_sha256": job.input_hashes.get("audio_sha256"), "asr": asdict(job.placed("asr")),
                 "language": job.config.input.language}
 
     def save(self, job: Job, folder: Path) -> None:
@@ -388,7 +399,7 @@ class LlmStage(ModelStage):
     def make_engine(self, job: Job):
         from .llm import make_llm
 
-        return make_llm(job.config.llm)
+        return make_llm(job.placed("llm"))
 
     def run(self, job: Job) -> dict[str, Any]:
         from .llm import check_reply_language, spoken_reply
@@ -405,7 +416,7 @@ class LlmStage(ModelStage):
 
         model = resolve_llm_path(job.config.llm.model)
         identity = [str(model), model.stat().st_size if model.is_file() else None]
-        return {"prompt": job.artifacts.script.text, "llm": asdict(job.config.llm), "model": identity}
+        return {"prompt": job.artifacts.script.text, "llm": asdict(job.placed("llm")), "model": identity}
 
     def save(self, job: Job, folder: Path) -> None:
         reply = job.artifacts.reply
@@ -432,7 +443,7 @@ class TtsStage(ModelStage):
     def make_engine(self, job: Job):
         from .tts import make_tts
 
-        return make_tts(job.config.tts, job.language)
+        return make_tts(job.placed("tts"), job.language)
 
     def load(self, job: Job) -> None:
         super().load(job)
@@ -456,7 +467,7 @@ class TtsStage(ModelStage):
         return {"speech_s": round(speech.duration_s, 3), "sample_rate": speech.sample_rate}
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
-        return {"text": job.artifacts.spoken.text, "tts": asdict(job.config.tts), "language": job.language}
+        return {"text": job.artifacts.spoken.text, "tts": asdict(job.placed("tts")), "language": job.language}
 
     def save(self, job: Job, folder: Path) -> None:
         import numpy as np
@@ -551,17 +562,17 @@ class ExportStage(Stage):
         animation = Animation(
             track=job.artifacts.track, segments=job.artifacts.visemes,
             cues=make_cues(job.artifacts.phones.words, job.artifacts.spoken.text),
-            duration_s=speech.duration_s, sound_file=speech.source_path or job.outputs.final.get("speech"),
+            duration_s=speech.duration_s, sound_file=speech.source_path or job.run.outputs.final.get("speech"),
             dat_frame_rate=job.config.output.dat_frame_rate, visemes=job.config.visemes,
             mouth_scale=job.config.render.mouth_open_scale,
         )
         formats = parse_formats(job.config.output.formats)
         for name in formats:
-            job.outputs.write_bytes(name, render_format(name, animation))
-        if "speech" in job.outputs.final:
+            job.run.outputs.write_bytes(name, render_format(name, animation))
+        if "speech" in job.run.outputs.final:
             from .audio_io import write_wav
 
-            write_wav(job.outputs.temp("speech"), speech.samples, speech.sample_rate)
+            write_wav(job.run.outputs.temp("speech"), speech.samples, speech.sample_rate)
         return {"formats": list(formats)}
 
 
@@ -586,7 +597,7 @@ class RenderStage(Stage):
         speech = job.artifacts.voice
         soundtrack = speech.source_path
         if soundtrack is None:
-            soundtrack = job.work_dir / "speech.wav"
+            soundtrack = job.run.work_dir / "speech.wav"
             write_wav(soundtrack, speech.samples, speech.sample_rate)
         renderer = FrameRenderer(job.artifacts.photo, job.config.render)
         track = job.artifacts.track
@@ -602,7 +613,7 @@ class RenderStage(Stage):
                 yield frame
 
         video = write_mp4(timed_frames(), width, height, track.fps, track.frame_count, soundtrack,
-                          job.outputs.temp("video"), job.config.video)
+                          job.run.outputs.temp("video"), job.config.video)
         job.artifacts.video = video
         return {
             "frames": video.frame_count, "duration_s": round(video.duration_s, 3),

@@ -94,7 +94,7 @@ def test_one_reservation_serves_every_stage_without_new_device_allocations(tmp_p
     reservation = Reservation("cuda:0", reservation_bytes(list(plans.values())), cap_fraction=0.9)
     reservation.make()
     reserved_after_make = torch.cuda.memory_reserved(0)
-    job.reservations["cuda:0"] = reservation
+    job.run.reservations["cuda:0"] = reservation
     job.planned = {name: p.peak_bytes for name, p in plans.items()}
     stages = [ModelStage(name, models[name], *work[name]) for name in ("llm", "tts", "llm")]
     manifest = run_job(job, stages)
@@ -135,7 +135,7 @@ def test_a_stage_that_outgrows_the_cap_fails_with_figures_and_leaves_nothing(tmp
     job = gpu_job(tmp_path)
     reservation = Reservation("cuda:0", int(2 * GIB), cap_fraction=0.1)  # 0.1 of an H200: ~14 GiB
     reservation.make()
-    job.reservations["cuda:0"] = reservation
+    job.run.reservations["cuda:0"] = reservation
     job.planned = {"llm": int(1.5 * GIB)}
     with pytest.raises(ResourceError, match=r"stage llm ran out of GPU memory on cuda:0 \(planned 1.50 GiB"):
         run_job(job, [Greedy()])

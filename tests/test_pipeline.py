@@ -5,7 +5,7 @@ import pytest
 from talker_cli.config import AsrConfig, LlmConfig, TalkerConfig, TtsConfig
 from talker_cli.errors import InputError, ModelMissingError, StageError
 from talker_cli.pipeline import run_job
-from talker_cli.stages import Job, PreflightStage, Stage
+from talker_cli.stages import Job, PreflightStage, RunContext, Stage
 
 
 class Recorder(Stage):
@@ -21,7 +21,7 @@ class Recorder(Stage):
 
     def run(self, job):
         self.events.append(f"run {self.name}")
-        job.outputs.write_text("srt", "partial")
+        job.run.outputs.write_text("srt", "partial")
         if self.fail:
             raise self.fail
         return {"ok": True}
@@ -77,31 +77,19 @@ class OutOfMemoryError(RuntimeError):
     """Named like torch.cuda.OutOfMemoryError, which the runner recognises by name."""
 
 
-class Batched(Recorder):
-    def __init__(self, events, fail_above):
-        super().__init__("asr", events)
-        self.batch_size, self.fail_above = 8, fail_above
-
+class OutOfMemory(Recorder):
     def run(self, job):
-        self.events.append(f"run at {self.batch_size}")
-        if self.batch_size > self.fail_above:
-            raise OutOfMemoryError("CUDA out of memory")
-        return {}
+        self.events.append("run")
+        raise OutOfMemoryError("CUDA out of memory")
 
 
-def test_gpu_oom_retries_once_at_half_batch(tmp_path):
-    events = []
-    manifest = run_job(job_for(tmp_path), [Batched(events, fail_above=4)])
-    assert [e for e in events if e.startswith("run")] == ["run at 8", "run at 4"]
-    assert manifest["stages"][0]["details"]["retried_at_batch"] == 4
-
-
-def test_gpu_oom_after_the_retry_fails_the_job_with_the_stage_named(tmp_path):
+def test_gpu_oom_fails_the_job_with_the_stage_named_and_is_not_retried(tmp_path):
     from talker_cli.errors import ResourceError
 
+    events = []
     with pytest.raises(ResourceError, match="stage asr ran out of GPU memory on cpu") as raised:
-        run_job(job_for(tmp_path), [Batched([], fail_above=1)])
-    assert raised.value.exit_code == 5
+        run_job(job_for(tmp_path), [OutOfMemory("asr", events)])
+    assert raised.value.exit_code == 5 and events.count("run") == 1
     assert list(tmp_path.iterdir()) == []
 
 
@@ -141,7 +129,7 @@ def test_finished_stages_are_reused_after_a_failure_and_force_redoes_them(tmp_pa
 
     def job(read=True):
         j = Job(photo=out / "p.png", output=out / "o.mp4", config=TalkerConfig(), text="hi",
-                cache=WorkCache(cache.root, read=read))
+                run=RunContext(cache=WorkCache(cache.root, read=read)))
         return j
 
     events = []

@@ -362,6 +362,8 @@ def test_render_falls_back_to_the_cpu_and_says_so(monkeypatch, tmp_path, face_ph
     assert manifest["vram"]["fallbacks"] == {"llm": "cuda is not usable"}
     assert {s["name"]: s for s in manifest["stages"]}["llm"]["device"] == "cpu"
     assert "stage llm runs on the CPU: cuda is not usable" in caplog.text
+    # the config stays as asked (a stage never rewrites it); where the LLM ran is its placement
+    assert manifest["config"]["llm"]["device"] == "cuda" and manifest["placement"]["llm"] == "cpu"
 
 
 def test_a_stage_on_plain_cuda_uses_the_reservation_of_cuda_0():
