@@ -165,11 +165,17 @@ def test_transformers_llm_from_a_local_folder(tiny_llama):
 
 
 def test_quantize_applies_on_cuda_only_and_says_what_it_needs(tiny_llama, caplog):
+    plain = make_llm(LlmConfig(model=str(tiny_llama), max_new_tokens=4))
+    plain.load()
+    try:
+        expected = plain.reply("Hello?")
+    finally:
+        plain.unload()
     llm = make_llm(LlmConfig(model=str(tiny_llama), max_new_tokens=4, quantize="4bit"))
     llm.load()  # on the CPU: loaded unquantized, with a warning
     try:
         assert "applies on a CUDA device only" in caplog.text
-        assert not getattr(llm.model, "is_quantized", False) and llm.reply("Hello?") is not None
+        assert not getattr(llm.model, "is_quantized", False) and llm.reply("Hello?") == expected  # the same model
     finally:
         llm.unload()
     with pytest.raises(UsageError, match="needs a transformers model folder, not a GGUF"):
