@@ -98,6 +98,14 @@ CLOBBER = [
      ["--metrics-file", "jobs.jsonl"], "would overwrite the input"),
     ("an output onto a job's photo", ['{"photo": "out/p.mp4", "text": "Hi.", "output": "p.mp4"}'], [],
      "would overwrite the input"),
+    ("an animation stem beside a video of that name", ['{"photo": "face.png", "text": "Hi.", "output": "a.mp4"}',
+                                                       '{"text": "Hi.", "output": "a"}'], [],
+     "the manifest of line 1 and the manifest of line 2"),
+    ("an animation's speech onto a job's recording", ['{"audio": "out/v.wav", "reply": true, "output": "v"}'], [],
+     "would overwrite the input"),
+    ("two formats' files onto one name", ['{"photo": "face.png", "text": "Hi.", "output": "a.mp4", "format": "rhubarb-json"}',
+                                          '{"text": "Hi.", "output": "a.rhubarb", "format": "srt"}'], [],
+     "the rhubarb-json of line 1 and the manifest of line 2"),
 ]
 
 
