@@ -47,18 +47,17 @@ def _append_folded(spoken: list[str], piece: str) -> None:
 def mark_times(marks: Sequence[tuple[int, str]], text: str, words: Sequence[Word]) -> list[tuple[float, str]]:
     """Each tag's time: the start of the first word after it. Text written without spaces, or words
     that do not match the text's, are placed by their share of the characters over the spoken span."""
-    import numpy as np
+    from bisect import bisect_left
 
     if not marks or not words:
         return [(0.0, emotion) for offset, emotion in marks if offset == 0]
     leading = [(0.0, emotion) for offset, emotion in marks if offset == 0]  # the text starts with it: from the start
     marks = [(offset, emotion) for offset, emotion in marks if offset > 0]
-    tokens = text.split()
-    if len(tokens) == len(words) and len(tokens) > 1:
-        starts = np.cumsum([0] + [len(t) + 1 for t in tokens])  # each token's offset in the text
+    starts = [m.start() for m in re.finditer(r"\S+", text)]  # each word's offset in the text
+    if len(starts) == len(words) and len(starts) > 1:
         times = []
         for offset, emotion in marks:
-            index = int(np.searchsorted(starts, offset, side="left"))
+            index = bisect_left(starts, offset)
             times.append((words[index].start_s if index < len(words) else words[-1].end_s, emotion))
         return leading + times
     first, last = words[0].start_s, words[-1].end_s

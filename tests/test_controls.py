@@ -184,3 +184,9 @@ def test_a_face_too_small_in_the_whole_photo_is_framed_by_crop_face(tmp_path, fa
         load_photo(tmp_path / "far.png", RenderConfig())
     framed = load_photo(tmp_path / "far.png", RenderConfig(crop="face"))
     assert np.ptp(framed.landmarks_px[:, 0]) > 100 and max(framed.image_rgb.shape[:2]) == 512
+
+
+def test_a_tag_finds_its_word_in_a_text_with_line_breaks_and_double_spaces():
+    words = [Word(w, i * 0.5, i * 0.5 + 0.4) for i, w in enumerate("One. Two three. Four".split())]
+    text, marks = split_tags("One.\n\n[sad] Two  three.   [happy] Four")
+    assert mark_times(marks, text, words) == [(0.5, "sad"), (1.5, "happy")]
