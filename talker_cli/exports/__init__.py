@@ -46,6 +46,23 @@ class Animation:
     mouth_scale: float = 1.0
 
 
+def json_rows(rows, decimals: int | None = None) -> str:
+    """JSON arrays, one per line (joined by ",\\n    "), made by json's C encoder a chunk at a time:
+    long tracks stay fast and small in memory. Numbers are rounded to `decimals` places."""
+    import json
+
+    import numpy as np
+
+    if decimals is not None:
+        rows = np.asarray(rows, dtype=np.float64)
+    chunks = []
+    for start in range(0, len(rows), 5000):
+        chunk = rows[start:start + 5000]
+        values = chunk.round(decimals).tolist() if decimals is not None else chunk
+        chunks.append(",\n    ".join(json.dumps(row) for row in values))
+    return ",\n    ".join(chunks)
+
+
 def render_format(name: str, animation: Animation) -> bytes:
     """One format's file content."""
     from . import arkit, gltf, livelink, rhubarb, vrm

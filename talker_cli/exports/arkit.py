@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import json
 
+from . import json_rows
+
 
 def to_json(animation) -> str:
+    """One frame per line. Written row by row with json's C encoder: an hour of frames is 70 MB of
+    JSON, which the indenting (pure Python) encoder took 10 s and 650 MB to make."""
     track = animation.track
     head = track.head if track.head is not None else [[0.0, 0.0, 0.0]] * track.frame_count
-    return json.dumps({
-        "fps": track.fps,
-        "names": list(track.names),
-        "frames": [[round(float(v), 4) for v in row] for row in track.weights],
-        "head_rotation_deg": {"axes": ["yaw", "pitch", "roll"],
-                              "frames": [[round(float(v), 3) for v in row] for row in head]},
-        "visemes": [[s.viseme, round(s.start_s, 4), round(s.end_s, 4)] for s in animation.segments],
-    }, indent=2) + "\n"
+    visemes = [[s.viseme, round(s.start_s, 4), round(s.end_s, 4)] for s in animation.segments]
+    return "".join([
+        "{\n",
+        f'  "fps": {track.fps},\n',
+        f'  "names": {json.dumps(list(track.names))},\n',
+        f'  "frames": [\n    {json_rows(track.weights, 4)}\n  ],\n',
+        '  "head_rotation_deg": {"axes": ["yaw", "pitch", "roll"], "frames": [\n',
+        f"    {json_rows(head, 3)}\n  ]}},\n",
+        f'  "visemes": [\n    {json_rows(visemes)}\n  ]\n',
+        "}\n",
+    ])
