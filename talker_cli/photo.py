@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sys
+import types
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -88,9 +90,39 @@ def read_image(path: Path) -> np.ndarray:
         raise InputError(f"{path} is not a readable image ({error.__class__.__name__}); pass a JPEG or PNG photo") from None
 
 
+class _PyplotOnUse(types.ModuleType):
+    """Stands for matplotlib.pyplot while mediapipe is imported: its drawing helpers import pyplot
+    (0.3 s) and talker draws nothing with them. Used at all, it hands over to the real module."""
+
+    __spec__ = None  # the import system reads it; any other name loads the real pyplot
+
+    def __getattr__(self, name: str):
+        import importlib
+
+        if sys.modules.get("matplotlib.pyplot") is self:
+            del sys.modules["matplotlib.pyplot"]
+        return getattr(importlib.import_module("matplotlib.pyplot"), name)
+
+
+def _mediapipe():
+    """mediapipe, imported without paying for matplotlib.pyplot."""
+    if "mediapipe" not in sys.modules and "matplotlib.pyplot" not in sys.modules:
+        stand_in = _PyplotOnUse("matplotlib.pyplot")
+        sys.modules["matplotlib.pyplot"] = stand_in
+        try:
+            import mediapipe
+        finally:
+            if sys.modules.get("matplotlib.pyplot") is stand_in:
+                del sys.modules["matplotlib.pyplot"]  # a later import gets the real one
+        return mediapipe
+    import mediapipe
+
+    return mediapipe
+
+
 def _mesh(image_rgb: np.ndarray) -> np.ndarray | None:
     """FaceMesh's 478 points, in pixels, of the face its own detector finds; None if it finds none."""
-    import mediapipe as mp
+    mp = _mediapipe()
 
     with mp.solutions.face_mesh.FaceMesh(
         static_image_mode=True, max_num_faces=1, refine_landmarks=True, min_detection_confidence=0.5
@@ -105,7 +137,7 @@ def _mesh(image_rgb: np.ndarray) -> np.ndarray | None:
 def _face_boxes(image_rgb: np.ndarray) -> list[tuple[int, int, int, int]]:
     """Every face's box (x0, y0, x1, y1) in pixels, largest first: MediaPipe's full-range detector,
     which also finds the small or several faces FaceMesh's own short-range detector misses."""
-    import mediapipe as mp
+    mp = _mediapipe()
 
     height, width = image_rgb.shape[:2]
     with mp.solutions.face_detection.FaceDetection(model_selection=1, min_detection_confidence=0.5) as detector:

@@ -130,3 +130,18 @@ def test_head_motion_moves_the_head_over_a_still_background(photo):
     assert np.array_equal(still, photo.image_rgb)  # at rest, the photo itself
 
 
+
+
+def test_finding_a_face_leaves_matplotlib_unloaded_until_something_uses_it(face_photo):
+    """mediapipe's drawing helpers import pyplot (0.3 s of every render); talker stands in for it
+    during mediapipe's import, and whatever uses pyplot afterwards gets the real one."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; from talker_cli.photo import load_photo; "
+            "from talker_cli.config import RenderConfig; "
+            f"load_photo(Path({str(face_photo)!r}), RenderConfig()); print('matplotlib.pyplot' in sys.modules); "
+            "import mediapipe.python.solutions.drawing_utils as du; figure = du.plt.figure; "
+            "import matplotlib.pyplot as plt; print(figure is plt.figure)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"]
