@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from .artifacts import Speech
-from .offline import coqui_home
 from .config import TtsConfig
 from .errors import ModelMissingError, UsageError
 from .model_specs import read_checkpoint_shapes
+from .offline import coqui_home
 from .speech_join import join_speech
 
 log = logging.getLogger(__name__)
@@ -142,6 +142,33 @@ class CoquiTts:
         """The files and the speaker, checked without loading the model: refused before any work."""
         folder, _ = model_files(self.config.voice)
         chosen_speaker(speaker_table(folder), self.config, folder)
+
+    def languages(self) -> list[str]:
+        """The languages this voice speaks (ISO 639-1), read from its config.json without loading it:
+        its datasets' languages, its phonemizer's language, or its Coqui model name
+        (tts_models/LANG/...); English when it names none, as Coqui's English voices do."""
+        try:
+            config = json.loads((self.folder / "config.json").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ModelMissingError(f"Coqui model {self.folder}: config.json cannot be read ({error})") from None
+        named = [d.get("language") for d in config.get("datasets") or [] if isinstance(d, dict)]
+        named.append(config.get("phoneme_language"))
+        parts = self.config.voice.split("/")
+        if len(parts) > 2 and parts[0] == "tts_models":
+            named.append(parts[1])
+        codes: list[str] = []
+        for value in named:
+            code = str(value or "").replace("_", "-").split("-")[0].lower()
+            if 2 <= len(code) <= 3 and code not in codes:  # "multilingual" is not a language
+                codes.append(code)
+        return codes or ["en"]
+
+    def check_language(self, text: str, language: str = "") -> None:
+        """The job's language is one this voice speaks, and the text is written in its script."""
+        from .language import check_voice_speaks
+
+        speaks = self.languages()
+        check_voice_speaks(text, language if language in speaks else speaks[0], self.folder.name, language)
 
     def load(self) -> None:
         folder, checkpoint = model_files(self.config.voice)

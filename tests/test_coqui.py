@@ -212,3 +212,31 @@ def test_models_lists_coqui_folders_with_their_vram(vits_folder, monkeypatch):
     coqui = next(b for b in json.loads(result.stdout) if b["backend"] == "coqui")
     assert coqui["installed"] and coqui["found"][0]["path"] == str(target)
     assert 0 < coqui["found"][0]["vram_bytes"] < 2**30
+
+
+def test_a_coqui_voice_declares_its_languages_and_refuses_another(vits_folder, tmp_path):
+    """A Coqui voice speaks the language its config names (its phonemizer's, its datasets'), or its
+    model name's: a text or a job in another is refused (exit 2) naming the voice and the way out."""
+    import json
+
+    from talker_cli.config import TtsConfig
+    from talker_cli.errors import UsageError
+    from talker_cli.tts import make_tts
+
+    english = make_tts(TtsConfig(backend="coqui", voice=str(vits_folder)))
+    assert english.languages() == ["en"]  # phoneme_language en-us
+    english.check_language("Hello there.", "en")
+    with pytest.raises(UsageError, match=r"Han \(Chinese characters\) script.*\(en\).*espeak-ng"):
+        english.check_language("你好，世界。", "zh")
+    with pytest.raises(UsageError, match="job's language is es"):
+        english.check_language("Hola, amigo.", "es")
+    spanish = tmp_path / "tts_models--es--css10--vits"
+    spanish.mkdir()
+    config = json.loads((vits_folder / "config.json").read_text())
+    config.update(phoneme_language="es", datasets=[{"language": ""}])  # its phonemizer says it
+    (spanish / "config.json").write_text(json.dumps(config))
+    voice = make_tts(TtsConfig(backend="coqui", voice=str(spanish)))
+    assert voice.languages() == ["es"]
+    voice.check_language("Hola, amigo.", "es")
+    with pytest.raises(UsageError, match="job's language is en"):
+        voice.check_language("Hello there.", "en")
