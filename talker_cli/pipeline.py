@@ -72,14 +72,16 @@ def _as_talker_error(stage: Stage, job: Job, error: BaseException) -> TalkerErro
     return StageError(f"stage {stage.name} failed: {error.__class__.__name__}: {error}")
 
 
-def _check_slots(stage: Stage, job: Job, before: dict[str, int] | None = None) -> None:
-    """Before a stage: the slots it reads are filled. After it: it filled only the slots it
-    declares, and changed none of the others. A breach is a bug in talker, said as such."""
-    if before is None:
-        missing = [name for name in stage.reads if getattr(job.artifacts, name) is None]
-        if missing:
-            raise RuntimeError(f"stage {stage.name} reads {', '.join(missing)}, which no stage before it made")
-        return
+def _check_reads(stage: Stage, job: Job) -> dict[str, int]:
+    """The slots a stage reads are filled; returns what the slots hold now, for _check_writes."""
+    missing = [name for name in stage.reads if getattr(job.artifacts, name) is None]
+    if missing:  # a bug in talker's stage order, said as such
+        raise RuntimeError(f"stage {stage.name} reads {', '.join(missing)}, which no stage before it made")
+    return job.artifacts.filled()
+
+
+def _check_writes(stage: Stage, job: Job, before: dict[str, int]) -> None:
+    """A stage filled only the slots it declares and changed none of the others."""
     after = job.artifacts.filled()
     changed = {name for name in set(before) | set(after) if before.get(name) != after.get(name)}
     if changed - set(stage.writes):
@@ -90,10 +92,9 @@ def _check_slots(stage: Stage, job: Job, before: dict[str, int] | None = None) -
 def _run_checked(stage: Stage, job: Job) -> dict[str, Any]:
     """Run a stage held to its declared slots. No stage batches its work, so a GPU out-of-memory
     is not retried smaller: the plan was wrong, and the error says so with its figures."""
-    _check_slots(stage, job)
-    before = job.artifacts.filled()
+    before = _check_reads(stage, job)
     details = stage.run(job) or {}
-    _check_slots(stage, job, before)
+    _check_writes(stage, job, before)
     return details
 
 
@@ -141,7 +142,9 @@ def _cached(stage: Stage, job: Job) -> tuple[str | None, Path | None]:
 
 def _restore_one(stage: Stage, job: Job, folder: Path) -> StageReport:
     started = time.perf_counter()
-    stage.restore(job, folder)
+    before = _check_reads(stage, job)
+    stage.restore(job, folder)  # a result from the work cache fills the same slots a run would
+    _check_writes(stage, job, before)
     meta = job.run.cache.meta(folder)
     return StageReport(name=stage.name, ran=True, backend=meta["backend"], model=meta["model"],
                        device=job.stage_device(stage.name), seconds=round(time.perf_counter() - started, 3),
