@@ -156,7 +156,7 @@ class FrameRenderer:
 
         self.cv2 = cv2
         # One thread: ffmpeg encodes beside the drawing, and OpenCV's own thread pool only fought it
-        # for the cores (bench/render.py: the mp4 stage about 20% faster at 60 s on 2 cores).
+        # for the cores (bench/render.py: drawing and encoding about 20% faster at 60 s on 2 cores).
         cv2.setNumThreads(1)
         self.photo = photo
         self.config = config

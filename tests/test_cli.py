@@ -150,6 +150,6 @@ def test_progress_says_when_a_stage_was_reused_from_the_work_cache(caplog):
     progress = Progress(quiet=False)  # stderr is not a terminal here: plain log lines
     with caplog.at_level(logging.INFO, logger="talker"):
         progress("tts", StageReport("tts", True, backend="piper", seconds=0.01, details={"cached": True}))
-        progress("mp4", StageReport("mp4", True, backend="ffmpeg-libx264", seconds=2.0, peak_rss_bytes=300 * 2**20))
+        progress("render", StageReport("render", True, backend="landmark-warp+libx264", seconds=2.0, peak_rss_bytes=300 * 2**20))
     assert "tts           0.01 s  reused from the work cache  [piper]" in caplog.text
-    assert "mp4           2.00 s  peak RSS 300 MiB  [ffmpeg-libx264]" in caplog.text
+    assert "render        2.00 s  peak RSS 300 MiB  [landmark-warp+libx264]" in caplog.text

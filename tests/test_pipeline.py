@@ -134,14 +134,14 @@ def test_finished_stages_are_reused_after_a_failure_and_force_redoes_them(tmp_pa
 
     events = []
     with pytest.raises(StageError, match="power cut"):
-        run_job(job(), [Expensive("tts", events), Flaky("mp4", events)])
+        run_job(job(), [Expensive("tts", events), Flaky("render", events)])
     assert events.count("run expensive") == 1 and list(out.iterdir()) == []
     events.clear()
-    manifest = run_job(job(), [Expensive("tts", events), Flaky("mp4", events)])
+    manifest = run_job(job(), [Expensive("tts", events), Flaky("render", events)])
     assert "run expensive" not in events and "load tts" not in events  # reused, not even loaded
     assert manifest["stages"][0]["details"] == {"n": 1, "cached": True}
     events.clear()
-    run_job(job(read=False), [Expensive("tts", events), Flaky("mp4", events)])
+    run_job(job(read=False), [Expensive("tts", events), Flaky("render", events)])
     assert events.count("run expensive") == 1  # --force
     key = cache.key("tts", {"text": "hi"})
     assert cache.key("tts", {"text": "hi!"}) != key and cache.lookup(key) is not None
