@@ -167,3 +167,29 @@ def test_the_speech_cache_key_follows_every_tts_setting():
     assert key(base) == key(TalkerConfig())
     for change in ({"length_scale": 1.3}, {"speaker": 1}, {"voice": "/v.onnx"}, {"lead_silence_s": 0.1}):
         assert key(replace(base, tts=replace(base.tts, **change))) != key(base), change
+
+
+def test_the_piper_voice_is_patched_for_alignments_once_and_kept(tmp_path, monkeypatch):
+    """Piper reports phone timings only from a voice patched with an alignment output: talker makes
+    that copy once in its cache (0.3 s of every TTS stage before), and patches in memory when the
+    cache cannot take it; the phone timings come either way."""
+    import onnxruntime
+
+    from talker_cli.config import TtsConfig
+    from talker_cli.tts import aligned_voice, bundled_piper_voice, make_tts
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    voice = bundled_piper_voice()
+    first = aligned_voice(voice)
+    assert first.parent == tmp_path / "talker" / "piper" and first.is_file()
+    made = first.stat().st_mtime_ns
+    assert aligned_voice(voice) == first and first.stat().st_mtime_ns == made  # made once
+    session = onnxruntime.InferenceSession(str(first), providers=["CPUExecutionProvider"])
+    assert len(session.get_outputs()) == 2  # the audio and the alignment
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))  # no folder can be made there
+    assert aligned_voice(voice) is None
+    engine = make_tts(TtsConfig())
+    engine.load()
+    assert engine.synthesize("Hello there.").native_phones  # patched in memory instead
