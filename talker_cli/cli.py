@@ -508,6 +508,10 @@ def main() -> None:
     except (click.exceptions.Abort, typer.Abort):
         typer.echo("talker: interrupted", err=True)
         sys.exit(ExitCode.INTERRUPTED)
+    except KeyboardInterrupt as error:  # outside a command's own frame: its outputs, if any, are whole
+        terminated = isinstance(error, Terminated)
+        typer.echo(f"talker: {'terminated' if terminated else 'interrupted'}", err=True)
+        sys.exit(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
     except refusals as error:
         message = error.format_message() if hasattr(error, "format_message") else str(error)
         context = getattr(error, "ctx", None)

@@ -199,7 +199,7 @@ def test_a_killed_render_leaves_no_corrupt_output_and_resumes(workspace, delay_s
             assert float(ffprobe(out / "k.mp4")["format"]["duration"]) > 5
         if (out / "k.json").exists():
             assert {p.name for p in out.iterdir()} >= finals
-        if code == 143:
+        if code == 143 and not (out / "k.json").exists():  # stopped before the job was whole
             assert list(out.iterdir()) == []  # a clean stop removes its partial files too
     path = write_jobs(workspace, [{"photo": "face.png", "text": text, "output": "k.mp4"}])
     result = runner.invoke(app, ["batch", str(path), "--out-dir", str(out), "-q"])
@@ -323,7 +323,7 @@ def test_a_link_inside_the_batch_folder_to_a_file_outside_is_refused(workspace, 
 def test_ctrl_c_stops_a_render_with_130_and_leaves_nothing(workspace):
     out = workspace / "out"
     out.mkdir()
-    text = "This job is interrupted from the keyboard part of the way through. " * 4
+    text = "This job is interrupted from the keyboard part of the way through. " * 16  # well past 3 s
     process = subprocess.Popen([sys.executable, "-m", "talker_cli", "render", "--photo", str(workspace / "face.png"),
                                 "--text", text, "-o", str(out / "k.mp4"), "-q"], stderr=subprocess.PIPE)
     time.sleep(3.0)
