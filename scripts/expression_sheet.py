@@ -34,7 +34,7 @@ def face_tile(frame: np.ndarray, landmarks: np.ndarray, tile: int) -> Image.Imag
 def main(photo_path: Path, sheet: Path) -> None:
     config = RenderConfig(head_motion=0.0)
     photo = load_photo(photo_path, config)
-    renderer = FrameRenderer(photo, config)
+    renderer = FrameRenderer(photo)
     tile = 224
     crops = [("crop full", load_photo(photo_path, config)), ("crop face", load_photo(photo_path, replace(config, crop="face")))]
     canvas = Image.new("RGB", (tile * max(len(EMOTIONS), 2), tile * 2 + 48), "white")

@@ -39,10 +39,6 @@ class JobSpec:
     preset: str | None = None
     settings: tuple[tuple[str, str, object], ...] = ()  # (table, key, value) over the preset, from the columns
 
-    @property
-    def language(self) -> str | None:
-        return next((v for t, k, v in self.settings if (t, k) == ("input", "language")), None)
-
 
 def _settings(row: dict, where: str) -> tuple[tuple[str, str, object], ...]:
     settings = []

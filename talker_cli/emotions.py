@@ -49,10 +49,10 @@ def mark_times(marks: Sequence[tuple[int, str]], text: str, words: Sequence[Word
     that do not match the text's, are placed by their share of the characters over the spoken span."""
     from bisect import bisect_left
 
-    if not marks or not words:
-        return [(0.0, emotion) for offset, emotion in marks if offset == 0]
     leading = [(0.0, emotion) for offset, emotion in marks if offset == 0]  # the text starts with it: from the start
     marks = [(offset, emotion) for offset, emotion in marks if offset > 0]
+    if not marks or not words:
+        return leading
     starts = [m.start() for m in re.finditer(r"\S+", text)]  # each word's offset in the text
     if len(starts) == len(words) and len(starts) > 1:
         times = []

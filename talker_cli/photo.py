@@ -53,8 +53,7 @@ def quiet_native_logs():
         os.close(devnull)
 
 
-MAX_PHOTO_PIXELS = 100_000_000
-FACE_SEARCH_SIDE = 1536  # --crop face looks for the face at this size (a full-body photo's face is small)  # a larger image is a decompression bomb, not a portrait
+MAX_PHOTO_PIXELS = 100_000_000  # a larger image is a decompression bomb, not a portrait
 
 
 def _to_rgb8(image) -> np.ndarray:

@@ -1,17 +1,14 @@
 """Blendshape track + photo -> frames: warp the face, paint the mouth interior, move the head over a
 still background.
 
-Frames are yielded one at a time so memory does not grow with the length of the video.
+Frames are made one at a time (render(i)), so memory does not grow with the length of the video.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 
 from .artifacts import BlendshapeTrack, FacePhoto
-from .config import RenderConfig
 from .face_rig import BASIS, FaceRig, build_rig
 
 JAW_TRAVEL = 0.5  # lip opening at jawOpen = 1, in mouth half widths
@@ -151,7 +148,7 @@ class FrameRenderer:
     change between frames (grids, the matte, the mouth's fields on the lips) is computed here, once.
     """
 
-    def __init__(self, photo: FacePhoto, config: RenderConfig):
+    def __init__(self, photo: FacePhoto):
         import cv2
 
         self.cv2 = cv2
@@ -159,7 +156,6 @@ class FrameRenderer:
         # for the cores (bench/render.py: drawing and encoding about 20% faster at 60 s on 2 cores).
         cv2.setNumThreads(1)
         self.photo = photo
-        self.config = config
         height, width = photo.image_rgb.shape[:2]
         self.rig = build_rig(photo.landmarks_px, (width, height))
         self.painter = MouthPainter(photo, self.rig)
@@ -206,7 +202,3 @@ class FrameRenderer:
         upper, lower = (cv2.transform(p[None].astype(np.float32), forward)[0] for p in self.rig.opening(weights))
         self.painter.paint(frame, upper.astype(np.float64), lower.astype(np.float64))
         return frame
-
-    def frames(self, track: BlendshapeTrack) -> Iterator[np.ndarray]:
-        for index in range(track.frame_count):
-            yield self.render(track, index)

@@ -599,7 +599,7 @@ class RenderStage(Stage):
         if soundtrack is None:
             soundtrack = job.run.work_dir / "speech.wav"
             write_wav(soundtrack, speech.samples, speech.sample_rate)
-        renderer = FrameRenderer(job.artifacts.photo, job.config.render)
+        renderer = FrameRenderer(job.artifacts.photo)
         track = job.artifacts.track
         height, width = job.artifacts.photo.image_rgb.shape[:2]
         draw_seconds = 0.0

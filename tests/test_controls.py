@@ -71,7 +71,7 @@ def test_an_emotion_moves_only_its_own_shapes_and_keeps_the_closures(emotion):
 
 def test_an_emotion_shows_in_the_video_on_the_brows_and_mouth_corners_and_not_the_background(face_photo):
     photo = load_photo(face_photo, RenderConfig())
-    renderer = FrameRenderer(photo, RenderConfig())
+    renderer = FrameRenderer(photo)
     frame = {e: renderer.render(BlendshapeTrack(25, NAMES, EMOTION_POSES[e][None].copy()), 0).astype(int) for e in EMOTIONS}
     lm = photo.landmarks_px
     brows = tuple(slice(int(a) - 8, int(b) + 8) for a, b in zip(lm[[70, 105, 334, 300], ::-1].min(0), lm[[70, 105, 334, 300], ::-1].max(0)))

@@ -18,7 +18,7 @@ def photo(face_photo):
 
 @pytest.fixture(scope="module")
 def still_renderer(photo):
-    return FrameRenderer(photo, RenderConfig(head_motion=0.0))
+    return FrameRenderer(photo)
 
 
 def pose_track(viseme, **extra):
@@ -115,7 +115,7 @@ def test_a_closed_eye_is_covered_by_its_lid_and_leaves_cheek_and_brow(photo, sti
 def test_head_motion_moves_the_head_over_a_still_background(photo):
     from talker_cli.blendshapes import head_track
 
-    renderer = FrameRenderer(photo, RenderConfig())
+    renderer = FrameRenderer(photo)
     track = BlendshapeTrack(25, NAMES, np.zeros((100, len(NAMES)), np.float32), head=head_track(100, 25, 1.0, 0))
     a, b = renderer.render(track, 0).astype(int), renderer.render(track, 99).astype(int)
     lm = photo.landmarks_px
@@ -126,7 +126,7 @@ def test_head_motion_moves_the_head_over_a_still_background(photo):
     bx0, by0, bx1, by1 = renderer.box
     outside = renderer.matte == 0  # in the drawn box, beyond the head's feathered edge
     assert outside.sum() > 1000 and np.array_equal(b[by0:by1, bx0:bx1][outside], photo.image_rgb[by0:by1, bx0:bx1][outside])
-    still = FrameRenderer(photo, RenderConfig()).render(BlendshapeTrack(25, NAMES, track.weights[:1]), 0)
+    still = FrameRenderer(photo).render(BlendshapeTrack(25, NAMES, track.weights[:1]), 0)
     assert np.array_equal(still, photo.image_rgb)  # at rest, the photo itself
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ..blendshapes import HEAD_AXES
 from . import json_rows
 
 
@@ -18,7 +19,7 @@ def to_json(animation) -> str:
         f'  "fps": {track.fps},\n',
         f'  "names": {json.dumps(list(track.names))},\n',
         f'  "frames": [\n    {json_rows(track.weights, 4)}\n  ],\n',
-        '  "head_rotation_deg": {"axes": ["yaw", "pitch", "roll"], "frames": [\n',
+        f'  "head_rotation_deg": {{"axes": {json.dumps(list(HEAD_AXES))}, "frames": [\n',
         f"    {json_rows(head, 3)}\n  ]}},\n",
         f'  "visemes": [\n    {json_rows(visemes)}\n  ]\n',
         "}\n",
