@@ -17,7 +17,7 @@ alignment, visemes, blendshapes) and scores it against the labels:
   release_lag_ms          median time it still moves after the last one (both at video frames)
   moving_at_first_frame   utterances whose mouth is already moving in the first video frame
 
-    python bench/lipsync.py CORPUS_DIR [--json] [--preset cpu] [--limit N]
+    python bench/lipsync.py CORPUS_DIR [--json] [--preset cpu] [--limit N] [--aligner espeak-warp]
 """
 
 from __future__ import annotations
@@ -187,9 +187,11 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--preset", default="cpu")
     parser.add_argument("--limit", type=int, default=0, help="score only the first N utterances")
+    parser.add_argument("--aligner", choices=("pocketsphinx", "espeak-warp"), default="pocketsphinx",
+                        help="espeak-warp: the path of languages without an acoustic model, here on English speech")
     args = parser.parse_args()
 
-    from talker_cli.alignment import PocketsphinxAligner
+    from talker_cli.alignment import EspeakWarpAligner, PocketsphinxAligner
     from talker_cli.asr import make_asr
     from talker_cli.config import load_config
 
@@ -202,7 +204,7 @@ def main() -> None:
         sys.exit(f"no NAME.wav with NAME.phn, NAME.wrd and NAME.txt in {args.corpus}")
     asr = make_asr(config.asr)
     asr.load()
-    aligner = PocketsphinxAligner()
+    aligner = PocketsphinxAligner() if args.aligner == "pocketsphinx" else EspeakWarpAligner("en-us")
     aligner.load()
 
     errors, missed_boundaries, agree, frames = [], 0, 0, 0

@@ -19,7 +19,7 @@ import numpy as np
 
 from .artifacts import AlignedSpan, Phone, PhoneTrack, Speech, Word
 from .config import AlignmentConfig
-from .errors import ModelMissingError, UsageError
+from .errors import InputError, ModelMissingError, UsageError
 from .phonemes import arpabet_label, ipa_labels
 from .recording_alignment import AlignmentFailed, align_recording
 
@@ -202,21 +202,26 @@ def _frame_time(frame: int, offset_s: float, frame_rate: int) -> float:
     return offset_s + frame * hop + (_WINDOW_S - hop) / 2
 
 
-class AnchoredAligner:
-    """A recording in a language with no acoustic model here: each word the ASR timed is given its
-    pronunciation in the language (espeak-ng's rules), spread over the word's time; the recording
-    chain's last path, taken for every span."""
+class EspeakWarpAligner:
+    """A recording in a language with no acoustic model here. Each span's words are spoken by
+    espeak-ng in the language and its phone timings carried onto the recording by time warping
+    (synthesis_alignment); a word that still cannot be timed gets its pronunciation spread over the
+    ASR's timing of it (the recording chain's last path)."""
 
-    name = "anchored-espeak"
+    name = "espeak-warp"
 
     def __init__(self, language: str):
         self.language = language
-        self.model_path = f"espeak-ng rules for {language}"
+        self.model_path = f"espeak-ng voice for {language}"
 
     def load(self) -> None:
-        from .espeak_tts import _espeak
+        from .config import TtsConfig
+        from .espeak_tts import EspeakTts
 
-        _espeak()
+        # Silence around the words, for the silence at a span's edges to be matched to (none: the
+        # first and last sounds were stretched over it, 4 points fewer boundaries on real speech).
+        self.voice = EspeakTts(TtsConfig(lead_silence_s=0.3, tail_silence_s=0.3), self.language)
+        self.voice.load()
 
     def dictionary_words(self, text: str) -> list[str]:
         return [text.strip()] if any(c.isalpha() for c in text) else []
@@ -227,7 +232,21 @@ class AnchoredAligner:
         return pronounce(word, self.language)
 
     def force(self, samples: np.ndarray, words: list[str], offset_s: float) -> tuple[list[Phone], list[Word]]:
-        raise AlignmentFailed(f"no forced aligner for {self.language}")
+        """The words spoken by espeak-ng, its phone timings carried onto the span by time warping
+        (synthesis_alignment). The words keep the ASR's times unless the voice timed each of them."""
+        from .audio_io import resample
+        from .synthesis_alignment import RATE, align_to_synthesis
+
+        try:
+            voice = self.voice.synthesize(" ".join(words))
+        except InputError as error:  # nothing speakable in these words
+            raise AlignmentFailed(str(error)) from None
+        timed = voice.native_words or ()
+        labelled = tuple(Word(text, w.start_s, w.end_s) for text, w in zip(words, timed)) if len(timed) == len(words) else ()
+        phones = voice.native_phones or ()  # its pauses too: a pause in the words is a rest of the mouth
+        if not any(p.label != "SIL" for p in phones):
+            raise AlignmentFailed(f"espeak-ng gave no phones for {' '.join(words)!r}")
+        return align_to_synthesis(samples, resample(voice.samples, voice.sample_rate, RATE), phones, labelled, offset_s)
 
     def recognize(self, samples: np.ndarray, offset_s: float) -> list[Phone]:
         raise AlignmentFailed(f"no phone recognizer for {self.language}")
@@ -243,7 +262,7 @@ class AnchoredAligner:
 def make_aligner(config: AlignmentConfig, speech: Speech, language: str = "en") -> Aligner:
     backend = config.backend
     if backend == "auto" and not speech.native_phones and language != "en":
-        return AnchoredAligner(language)
+        return EspeakWarpAligner(language)
     if backend == "auto":
         backend = "native" if speech.native_phones else "pocketsphinx"
     if backend == "native":

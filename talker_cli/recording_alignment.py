@@ -4,12 +4,14 @@ The recording is cut into spans at pauses between the ASR's words, none longer t
 so memory stays flat and time grows linearly with length. Each span goes down a chain until one
 path serves it, and the track says which path served which span:
 
-  forced      the span's words force-aligned to its audio
-              (on failure the span is cut in two at its widest pause and each half tried again)
+  forced      the span's words force-aligned to its audio: by pocketsphinx in English, by warping a
+              synthesis of the words onto it in other languages (on failure the span is cut in two
+              at its widest pause and each half tried again)
   recognized  a word that still fails: the phones heard in its audio, with no transcript
   anchored    nothing heard either: the word's pronunciation spread over the ASR's timing of it
 
-The engine does the acoustic work (alignment.PocketsphinxAligner); this module only decides spans.
+The engine does the acoustic work (alignment.PocketsphinxAligner, alignment.EspeakWarpAligner); this
+module only decides spans.
 """
 
 from __future__ import annotations
@@ -129,7 +131,7 @@ class _Chain:
             try:
                 phones, words = self.engine.force(self.audio(span.start_s, span.end_s),
                                                   [w.text for w in span.words], span.start_s)
-                return self.keep(span, "forced", phones, words)
+                return self.keep(span, "forced", phones, words or span.words)  # an engine that times no word keeps the ASR's
             except AlignmentFailed:
                 halves = bisect(span) if len(span.words) > 1 and timed(span) else ()
                 if halves and min(h.duration_s for h in halves) >= MIN_SPLIT_S:

@@ -511,7 +511,7 @@ class AlignmentStage(Stage):
         aligner.load()
         try:
             self.backend, self.model = aligner.name, aligner.model_path
-            if aligner.name in ("pocketsphinx", "mfa") and speech.sample_rate != ALIGN_RATE:
+            if aligner.name != "native" and speech.sample_rate != ALIGN_RATE:  # every acoustic aligner hears 16 kHz
                 speech = Speech(resample(speech.samples, speech.sample_rate, ALIGN_RATE), ALIGN_RATE, speech.origin)
             transcript = job.artifacts.transcript if speech.origin == "recording" else None
             anchors = transcript.words if transcript is not None else ()

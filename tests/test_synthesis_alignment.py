@@ -1,0 +1,76 @@
+"""Alignment by synthesis (languages with no acoustic model here): the warp, speech at another
+tempo, and real speech of a speaker whose voice is nothing like espeak-ng's."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from talker_cli.alignment import EspeakWarpAligner
+from talker_cli.artifacts import Speech, Word
+from talker_cli.audio_io import resample
+from talker_cli.config import TtsConfig
+from talker_cli.espeak_tts import EspeakTts
+from talker_cli.synthesis_alignment import HOP_S, WINDOW_S, carry_times, warp
+
+from .conftest import ROOT
+from .test_recording_alignment import needs_speech, timit
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def held(vectors: np.ndarray, frames: list[int]) -> np.ndarray:
+    return np.repeat(vectors, frames, axis=0)
+
+
+def test_the_warp_carries_each_boundary_to_where_the_same_sound_starts_in_the_other():
+    rng = np.random.default_rng(0)
+    sounds = rng.normal(size=(6, 24)).astype(np.float32) * 3
+    recording_frames, synthesis_frames = [30, 4, 25, 60, 8, 40], [12, 12, 12, 12, 12, 12]  # held unevenly
+    path = warp(held(sounds, recording_frames), held(sounds, synthesis_frames))
+    assert tuple(path[0]) == (0, 0) and tuple(path[-1]) == (sum(recording_frames) - 1, sum(synthesis_frames) - 1)
+    assert (np.diff(path, axis=0) >= 0).all() and (np.diff(path, axis=0).sum(axis=1) >= 1).all()
+    change_s = lambda frames: (np.cumsum(frames)[:-1] - 0.5) * HOP_S + WINDOW_S / 2  # between two frames' centres
+    carried = carry_times(path, change_s(synthesis_frames))
+    expected = change_s(recording_frames)
+    assert np.abs(carried - expected).max() <= HOP_S / 2  # a straight stretch would be 100+ ms off
+
+
+def boundaries_within(truth, found, tolerance_s=0.025) -> float:
+    from lipsync import boundary_errors
+
+    errors, missed = boundary_errors(list(truth), list(found))
+    return sum(abs(e) <= tolerance_s for e in errors) / max(len(errors) + missed, 1)
+
+
+@pytest.mark.parametrize("length_scale", [0.8, 1.3])
+def test_speech_at_another_tempo_is_timed_phone_by_phone(length_scale):
+    text = "El perro corre rápidamente por el parque cuando llueve mucho."
+    voice = EspeakTts(TtsConfig(length_scale=length_scale), "es")
+    voice.load()
+    spoken = voice.synthesize(text)  # its own phone timings are the truth
+    recording = Speech(resample(spoken.samples, spoken.sample_rate, 16000), 16000, "recording")
+    aligner = EspeakWarpAligner("es")
+    aligner.load()
+    track = aligner.align(recording, text, (Word(text, 0.0, recording.duration_s),))
+    assert [s.source for s in track.spans] == ["forced"] and track.source == "espeak-warp"
+    assert boundaries_within(spoken.native_phones, track.phones) >= 0.8  # spread over the words: under 0.3
+
+
+@needs_speech
+def test_real_speech_of_another_voice_is_timed_far_closer_than_spread_over_its_words():
+    from lipsync import boundary_errors
+
+    aligner = EspeakWarpAligner("en-us")  # the English voice stands for any language's, on labelled speech
+    aligner.load()
+    within, total = 0, 0
+    for name in ("dr1-fvmh0_sa2", "dr3-madc0_sa2", "dr7-fblv0_sx338", "dr8-mbcg0_si486"):
+        speech, text, truth = timit(name)
+        spoken = [p for p in truth if p.label not in ("h#", "pau", "epi", "SIL")]
+        words = (Word(text, spoken[0].start_s, spoken[-1].end_s),)  # one span, timed as an ASR would
+        errors, missed = boundary_errors(truth, list(aligner.align(speech, text, words).phones))
+        within += sum(abs(e) <= 0.025 for e in errors)
+        total += len(errors) + missed
+    assert within / total >= 0.4  # 58 utterances: 0.52 warped, 0.14 spread over the ASR's words
