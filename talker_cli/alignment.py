@@ -235,8 +235,10 @@ class EspeakWarpAligner:
         """The words spoken by espeak-ng, its phone timings carried onto the span by time warping
         (synthesis_alignment). The words keep the ASR's times unless the voice timed each of them."""
         from .audio_io import resample
-        from .synthesis_alignment import RATE, align_to_synthesis
+        from .synthesis_alignment import MAX_WARP_S, RATE, align_to_synthesis
 
+        if len(samples) > MAX_WARP_S * RATE:  # the warp's table grows with the square of the span
+            raise AlignmentFailed(f"a span over {MAX_WARP_S:.0f} s is not warped whole")
         try:
             voice = self.voice.synthesize(" ".join(words))
         except InputError as error:  # nothing speakable in these words

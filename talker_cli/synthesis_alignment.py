@@ -20,6 +20,7 @@ WINDOW_S = 0.025
 _MELS = 40
 _CEPSTRA = 13
 _BLOCK = 512  # recording frames whose distances are computed at once
+MAX_WARP_S = 30.0  # 6,000 x 6,000 frames: a table of 144 MB
 
 
 def _mel_filters(n_fft: int) -> np.ndarray:

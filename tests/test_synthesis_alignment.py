@@ -74,3 +74,13 @@ def test_real_speech_of_another_voice_is_timed_far_closer_than_spread_over_its_w
         within += sum(abs(e) <= 0.025 for e in errors)
         total += len(errors) + missed
     assert within / total >= 0.4  # 58 utterances: 0.52 warped, 0.14 spread over the ASR's words
+
+
+def test_a_span_too_long_to_warp_is_left_to_the_chain_not_warped():
+    from talker_cli.recording_alignment import AlignmentFailed
+    from talker_cli.synthesis_alignment import MAX_WARP_S
+
+    aligner = EspeakWarpAligner("es")
+    aligner.load()
+    with pytest.raises(AlignmentFailed):  # its n x m table would not fit in memory
+        aligner.force(np.zeros(int((MAX_WARP_S + 1) * 16000), np.float32), ["hola"], 0.0)
