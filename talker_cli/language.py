@@ -67,6 +67,31 @@ _SCRIPT_LANGUAGE = {
 }
 
 
+# ISO 639-1 -> the language's English name, for telling a model which language to answer in
+LANGUAGE_NAMES = {
+    "en": "English", "zh": "Mandarin Chinese (simplified characters)", "ja": "Japanese", "ko": "Korean",
+    "es": "Spanish", "fr": "French", "de": "German", "it": "Italian", "pt": "Portuguese", "nl": "Dutch",
+    "ru": "Russian", "uk": "Ukrainian", "pl": "Polish", "cs": "Czech", "sv": "Swedish", "da": "Danish",
+    "no": "Norwegian", "fi": "Finnish", "tr": "Turkish", "el": "Greek", "he": "Hebrew", "ar": "Arabic",
+    "fa": "Persian", "hi": "Hindi", "bn": "Bengali", "ta": "Tamil", "th": "Thai", "vi": "Vietnamese",
+    "id": "Indonesian", "ms": "Malay", "hu": "Hungarian", "ro": "Romanian", "bg": "Bulgarian", "ca": "Catalan",
+}
+
+
+def language_name(code: str) -> str:
+    return LANGUAGE_NAMES.get(code, f"the language with ISO 639-1 code {code!r}")
+
+
+def foreign_script(text: str, language: str) -> str | None:
+    """The script most of the text's letters are in, when the language is not written in it
+    (an English answer to a Chinese question); None when it fits or there are no letters."""
+    counts = scripts_of(text)
+    if not counts:
+        return None
+    script = counts.most_common(1)[0][0]
+    return None if script in _LANGUAGE_SCRIPTS.get(language, {"LATIN"}) else _SCRIPTS[script]
+
+
 def decide_language(text: str, setting: str) -> tuple[str, str]:
     """(ISO 639-1 code, how it was decided): the setting unless "auto", else the text's script
     (kana anywhere means Japanese); Latin letters are taken as English."""

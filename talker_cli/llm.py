@@ -18,7 +18,7 @@ from typing import Protocol
 from .artifacts import Script
 from .offline import cache_root
 from .config import LlmConfig
-from .errors import InputError, ModelMissingError, UsageError
+from .errors import InputError, ModelMissingError, StageError, UsageError
 
 log = logging.getLogger("talker")
 
@@ -31,7 +31,7 @@ class LlmBackend(Protocol):
 
     def load(self) -> None: ...
 
-    def reply(self, prompt: str) -> str: ...
+    def reply(self, prompt: str, language: str = "en") -> str: ...
 
     def unload(self) -> None: ...
 
@@ -181,20 +181,28 @@ class TransformersLlm:
             pass
         return tokenizer, model.to(self._dtype())
 
-    def _encode(self, turns: list[str]):
-        messages = [{"role": "system", "content": self.config.system_prompt}]
+    def system_prompt(self, language: str) -> str:
+        """The configured prompt, asking for the job's language when it is not English."""
+        from .language import language_name
+
+        extra = f" Answer in {language_name(language)}." if language != "en" else ""
+        return self.config.system_prompt + extra
+
+    def _encode(self, turns: list[str], language: str):
+        messages = [{"role": "system", "content": self.system_prompt(language)}]
         messages += [{"role": "user", "content": turn} for turn in turns]
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
                                                   return_dict=True)
 
-    def fit_context(self, prompt: str):
+    def fit_context(self, prompt: str, language: str = "en"):
         """The chat, cut to llm.context_tokens with room for the reply: the oldest sentences (the
         earliest turns of what was said) drop first; the system prompt and the last one stay."""
-        turns = [t for t in re.split(r"(?<=[.!?])\s+", prompt.strip()) if t] or [prompt]
+        # Sentences, each with the space before it: joined again, they are the prompt as written
+        turns = [t for t in re.split(r"(?<=[.!?])(?=\s)|(?<=[。！？])", prompt.strip()) if t.strip()] or [prompt]
         total = len(turns)
         budget = self.config.context_tokens - self.config.max_new_tokens
         while True:
-            inputs = self._encode([" ".join(turns)])
+            inputs = self._encode(["".join(turns).strip()], language)
             if inputs["input_ids"].shape[1] <= budget:
                 if len(turns) < total:
                     log.warning("the LLM prompt was over %d tokens: its oldest %d of %d sentences were dropped",
@@ -208,10 +216,11 @@ class TransformersLlm:
                 )
             turns = turns[max(1, len(turns) // 4):]  # drop the oldest quarter, at least one
 
-    def reply(self, prompt: str) -> str:
+    def reply(self, prompt: str, language: str = "en") -> str:
+        """The model's answer, asked for in the job's language."""
         import torch
 
-        inputs = self.fit_context(prompt)
+        inputs = self.fit_context(prompt, language)
         inputs = {k: v.to(self.model.device) for k, v in inputs.items()}
         with torch.inference_mode():
             output = self.model.generate(
@@ -236,12 +245,20 @@ def make_llm(config: LlmConfig) -> LlmBackend:
     return BACKENDS[config.backend](config)
 
 
-def spoken_reply(text: str) -> Script:
-    """Keep what a voice can say: drop markdown marks and cut an unfinished last sentence."""
+def spoken_reply(text: str, language: str = "en") -> Script:
+    """Keep what a voice can say: drop markdown marks and cut an unfinished last sentence. An answer
+    written in a script the job's language is not written in is refused: its voice would read it
+    as nonsense."""
+    from .language import foreign_script, language_name
+
     cleaned = " ".join(text.replace("*", " ").replace("#", " ").replace("`", " ").split())
-    end = max(cleaned.rfind(mark) for mark in ".!?")
+    end = max(cleaned.rfind(mark) for mark in ".!?。！？")
     if end > 0:
         cleaned = cleaned[: end + 1]
     if not cleaned:
         raise InputError("the LLM gave an empty reply; try another wording or a larger --llm-model")
+    script = foreign_script(cleaned, language)
+    if script:
+        raise StageError(f"the LLM answered in {script} script, not in {language_name(language)} ({language}), "
+                         "the job's language; pass an --llm-model that speaks it")
     return Script(text=cleaned, origin="reply")

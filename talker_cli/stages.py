@@ -406,7 +406,7 @@ class LlmStage(ModelStage):
 
         check_reply_language(job.config.llm, job.language)  # a recording's language is known only now
         prompt = job.artifacts.script.text
-        reply = spoken_reply(self.engine.reply(prompt))
+        reply = spoken_reply(self.engine.reply(prompt, job.language), job.language)
         job.artifacts.prompt = prompt
         job.artifacts.reply = reply_script(reply.text, job)
         return {"reply_chars": len(reply.text)}
@@ -416,7 +416,8 @@ class LlmStage(ModelStage):
 
         model = resolve_llm_path(job.config.llm.model)
         identity = [str(model), model.stat().st_size if model.is_file() else None]
-        return {"prompt": job.artifacts.script.text, "llm": asdict(job.placed("llm")), "model": identity}
+        return {"prompt": job.artifacts.script.text, "language": job.language, "llm": asdict(job.placed("llm")),
+                "model": identity}
 
     def save(self, job: Job, folder: Path) -> None:
         reply = job.artifacts.reply

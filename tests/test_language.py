@@ -219,3 +219,79 @@ def test_a_language_no_voice_knows_is_a_usage_error_before_any_stage(tmp_path):
     result = runner.invoke(app, ["render", "--photo", str(tmp_path / "missing.png"), "--text", "Hallo",
                                  "--language", "xx", "-o", str(tmp_path / "x.mp4")])
     assert result.exit_code == 2 and "espeak-ng has no voice 'xx'" in result.stderr
+
+
+# A reply in the job's language (--llm-model): the model is asked for it, Chinese sentences are cut
+# and dropped as sentences, and an answer in another script is refused rather than read as nonsense.
+class ChatTokenizer:
+    """One token per character of the chat; keeps the last messages it was given."""
+
+    def apply_chat_template(self, messages, **_):
+        import torch
+
+        self.messages = messages
+        return {"input_ids": torch.zeros((1, sum(len(m["content"]) for m in messages)), dtype=torch.long)}
+
+
+def chat_llm(context_tokens=4096):
+    from talker_cli.config import LlmConfig
+    from talker_cli.llm import TransformersLlm
+
+    llm = TransformersLlm(LlmConfig(model="/models/qwen", system_prompt="Be brief.", context_tokens=context_tokens,
+                                    max_new_tokens=10))
+    llm.tokenizer = ChatTokenizer()
+    return llm
+
+
+def test_the_llm_is_asked_to_answer_in_the_jobs_language():
+    llm = chat_llm()
+    llm.fit_context("天空为什么是蓝色的？", "zh")
+    assert llm.tokenizer.messages[0]["content"] == "Be brief. Answer in Mandarin Chinese (simplified characters)."
+    assert llm.tokenizer.messages[1]["content"] == "天空为什么是蓝色的？"
+    llm.fit_context("Why is the sky blue?", "en")
+    assert llm.tokenizer.messages[0]["content"] == "Be brief."
+
+
+def test_a_long_chinese_prompt_drops_its_oldest_sentences_first():
+    llm = chat_llm(context_tokens=len("Be brief. Answer in Mandarin Chinese (simplified characters).") + 10 + 16)
+    llm.fit_context("第一句话在这里。第二句话在这里。第三句话在这里？", "zh")
+    assert llm.tokenizer.messages[1]["content"] == "第二句话在这里。第三句话在这里？"
+
+
+def test_a_reply_is_cut_at_chinese_sentence_ends_and_refused_in_another_script():
+    from talker_cli.errors import StageError
+    from talker_cli.llm import spoken_reply
+
+    assert spoken_reply("天空是蓝色的，因为散射。还有一", "zh").text == "天空是蓝色的，因为散射。"
+    with pytest.raises(StageError, match="answered in Latin script, not in Mandarin"):
+        spoken_reply("The sky is blue because of scattering.", "zh")
+    with pytest.raises(StageError, match="answered in Han"):
+        spoken_reply("天空是蓝色的。", "es")
+    assert spoken_reply("El cielo es azul.", "es").text == "El cielo es azul."
+
+
+def test_the_llm_stage_asks_for_and_checks_the_jobs_language(tmp_path):
+    from talker_cli.artifacts import Script
+    from talker_cli.config import LlmConfig, TalkerConfig
+    from talker_cli.errors import StageError
+    from talker_cli.stages import Job, LlmStage
+
+    class Engine:
+        def __init__(self, answer):
+            self.answer, self.asked = answer, []
+
+        def reply(self, prompt, language="en"):
+            self.asked.append(language)
+            return self.answer
+
+    config = TalkerConfig(llm=LlmConfig(model=str(tmp_path)))
+    job = Job(photo=None, output=None, config=config, text="你好。", reply=True, language="zh")
+    job.artifacts.script = Script("天空为什么是蓝色的？", "text")
+    stage = LlmStage()
+    stage.engine = Engine("因为瑞利散射。")
+    stage.run(job)
+    assert stage.engine.asked == ["zh"] and job.artifacts.reply.text == "因为瑞利散射。"
+    stage.engine = Engine("Because of Rayleigh scattering.")
+    with pytest.raises(StageError):
+        stage.run(job)
+    assert stage.cache_parts(job)["language"] == "zh"  # a cached English-job answer is not reused
