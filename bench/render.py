@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -36,27 +38,36 @@ def text_for(seconds: float) -> str:
 ALL_FORMATS = "arkit-json,livelink,gltf,glb,rhubarb-tsv,rhubarb-json,rhubarb-xml,rhubarb-dat,vrm,srt,vtt"
 
 
+def child_cpu_s() -> float:
+    """CPU seconds (user and system, every core) of the finished child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_one(seconds: float, preset: str, folder: Path, command: str = "render") -> tuple[dict, float]:
-    """One run in its own process: its manifest, and its wall time with Python's start-up."""
+    """One run in its own process: its manifest (with the process's CPU seconds added as
+    "cpu_seconds"), and its wall time with Python's start-up."""
     text_file = folder / f"text-{seconds:.0f}.txt"
     text_file.write_text(text_for(seconds))
     if command == "render":
         target = ["render", "--photo", str(ROOT / "samples" / "face.png"), "-o", str(folder / f"bench-{seconds:.0f}.mp4")]
     else:
         target = ["lipsync", "-o", str(folder / f"anim-{seconds:.0f}"), "--format", ALL_FORMATS]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), child_cpu_s()
     result = subprocess.run([sys.executable, "-m", "talker_cli", *target, "--text-file", str(text_file),
                              "--preset", preset, "--json", "--quiet",
                              "--force"],  # measure every stage: no speech from the work cache
                             capture_output=True, text=True, cwd=ROOT)
     if result.returncode != 0:
         raise SystemExit(f"{command} of {seconds:.0f} s failed: {result.stderr.strip()}")
-    return json.loads(result.stdout), time.perf_counter() - started
+    wall = time.perf_counter() - started
+    return {**json.loads(result.stdout), "cpu_seconds": child_cpu_s() - cpu}, wall
 
 
-def encode_only_seconds(mp4: Path, manifest: dict, folder: Path) -> float:
+def encode_only_seconds(mp4: Path, manifest: dict, folder: Path) -> tuple[float, float]:
     """The floor: talker's own ffmpeg command encoding the same frames and sound, read from files
-    dumped once (the frames decoded from the MP4 to raw RGB), with no drawing at all."""
+    dumped once (the frames decoded from the MP4 to raw RGB), with no drawing at all. Wall and CPU
+    seconds."""
     from talker_cli.audio_io import ffmpeg_exe
     from talker_cli.config import VideoConfig
     from talker_cli.video import encode_command
@@ -68,11 +79,11 @@ def encode_only_seconds(mp4: Path, manifest: dict, folder: Path) -> float:
     command = encode_command(video["width"], video["height"], video["fps"], video["frames"], sound,
                              folder / "encode-only.mp4", VideoConfig(**manifest["config"]["video"]))
     command[command.index("pipe:")] = str(raw)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), child_cpu_s()
     subprocess.run(command, check=True)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, child_cpu_s() - cpu
     raw.unlink()
-    return seconds
+    return seconds, cpu
 
 
 def main() -> None:
@@ -87,7 +98,7 @@ def main() -> None:
         for seconds in lengths:
             manifest, _ = run_one(seconds, args.preset, Path(tmp))
             stages = {s["name"]: s for s in manifest["stages"]}
-            encode_s = encode_only_seconds(Path(manifest["output"]["video"]), manifest, Path(tmp))
+            encode_s, encode_cpu_s = encode_only_seconds(Path(manifest["output"]["video"]), manifest, Path(tmp))
             rows.append({
                 "target_s": seconds,
                 "video_s": manifest["video"]["duration_s"],
@@ -97,20 +108,25 @@ def main() -> None:
                 "render_fps": stages["render"]["details"]["draw_fps"],
                 "total_s": manifest["seconds"],
                 "encode_s": encode_s,
+                "cpu_s": manifest["cpu_seconds"],
+                "encode_cpu_s": encode_cpu_s,
                 "rtf": manifest["real_time_factor"],
                 "peak_rss_mib": max(s["peak_rss_bytes"] for s in manifest["stages"] if s["ran"]) / 2**20,
             })
     header = ["video s", "frames"] + [f"{n} s" for n in stage_names] + ["draw s", "draw fps", "total s",
-                                                                       "encode-only s", "total / encode-only", "RTF", "peak RSS MiB"]
+                                                                       "encode-only s", "total / encode-only", "RTF",
+                                                                       "CPU s", "encode-only CPU s", "peak RSS MiB"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for r in rows:
         cells = [f"{r['video_s']:.1f}", str(r["frames"])] + [f"{r[n]:.2f}" for n in stage_names]
         cells += [f"{r['draw_s']:.2f}", f"{r['render_fps']:.0f}", f"{r['total_s']:.1f}", f"{r['encode_s']:.1f}",
-                  f"{r['total_s'] / r['encode_s']:.2f}", f"{r['rtf']:.3f}", f"{r['peak_rss_mib']:.0f}"]
+                  f"{r['total_s'] / r['encode_s']:.2f}", f"{r['rtf']:.3f}", f"{r['cpu_s']:.1f}", f"{r['encode_cpu_s']:.1f}",
+                  f"{r['peak_rss_mib']:.0f}"]
         print("| " + " | ".join(cells) + " |")
     print("\nrender s: drawing the frames (draw s) while ffmpeg encodes them; RTF = run seconds / video seconds (lower is faster);")
     print("encode-only s: talker's ffmpeg command on the same frames and sound read from files (the floor).")
+    print(f"CPU s: user and system seconds of the whole process and its encoder, all cores ({os.cpu_count()} here).")
     lipsync_table(lengths, args.preset)
 
 

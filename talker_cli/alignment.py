@@ -221,7 +221,10 @@ class EspeakWarpAligner:
         # Silence around the words, for the silence at a span's edges to be matched to (none: the
         # first and last sounds were stretched over it, 4 points fewer boundaries on real speech).
         self.voice = EspeakTts(TtsConfig(lead_silence_s=0.3, tail_silence_s=0.3), self.language)
-        self.voice.load()
+        try:
+            self.voice.load()
+        except UsageError:  # a language espeak-ng has no voice for (Whisper heard one in noise): no warp
+            self.voice = None
 
     def dictionary_words(self, text: str) -> list[str]:
         return [text.strip()] if any(c.isalpha() for c in text) else []
@@ -237,6 +240,8 @@ class EspeakWarpAligner:
         from .audio_io import resample
         from .synthesis_alignment import MAX_WARP_S, RATE, align_to_synthesis
 
+        if self.voice is None:
+            raise AlignmentFailed(f"espeak-ng has no voice for {self.language}")
         if len(samples) > MAX_WARP_S * RATE:  # the warp's table grows with the square of the span
             raise AlignmentFailed(f"a span over {MAX_WARP_S:.0f} s is not warped whole")
         try:

@@ -84,3 +84,12 @@ def test_a_span_too_long_to_warp_is_left_to_the_chain_not_warped():
     aligner.load()
     with pytest.raises(AlignmentFailed):  # its n x m table would not fit in memory
         aligner.force(np.zeros(int((MAX_WARP_S + 1) * 16000), np.float32), ["hola"], 0.0)
+
+
+def test_a_language_espeak_has_no_voice_for_is_not_warped_and_not_an_error_at_load():
+    from talker_cli.recording_alignment import AlignmentFailed
+
+    aligner = EspeakWarpAligner("nn")  # Whisper's answer for noise, once: Norwegian Nynorsk
+    aligner.load()
+    with pytest.raises(AlignmentFailed):  # the chain goes on to its other paths
+        aligner.force(np.zeros(16000, np.float32), ["hei"], 0.0)
