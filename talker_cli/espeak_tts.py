@@ -27,6 +27,9 @@ _POS_CHARACTER, _CHARS_UTF8 = 1, 1
 _IPA_OUTPUT = 0x02  # espeak_TextToPhonemes: IPA instead of espeak's own phoneme names
 # Languages whose espeak-ng voice is not named by the language's code
 VOICES = {"zh": "cmn-latn-pinyin"}
+ENGLISH = "en-us"  # the voice of English words inside a text of another script
+# Latin words (letters, with inner apostrophes and hyphens) and the spaces between them
+_LATIN_RUN = re.compile(r"((?:[A-Za-z\u00C0-\u024F]+(?:['’-][A-Za-z\u00C0-\u024F]+)*[\s,]*)+)")
 # Voices that read only some of their language's scripts: espeak-ng's Japanese reads kana, and would
 # spell each kanji out as "Chinese letter"
 READS_ONLY = {"ja": ({"HIRAGANA", "KATAKANA"}, "kana; write the text in kana, or pass a Japanese Piper voice")}
@@ -112,21 +115,44 @@ class EspeakTts:
                              "language code it knows (espeak-ng --voices lists them)")
 
     def check_language(self, text: str, language: str = "") -> None:
-        from .language import check_voice_speaks, scripts_of
+        from .language import check_voice_speaks, scripts_of, written_in_latin
 
-        check_voice_speaks(text, self.speaks, f"espeak-ng {self.voice}", language)
+        own = text if written_in_latin(self.speaks) else _LATIN_RUN.sub(" ", text)
+        if not scripts_of(own):  # nothing in the language's own script: not a text in it
+            own = text
+        check_voice_speaks(own, self.speaks, f"espeak-ng {self.voice}", language)
         scripts, advice = READS_ONLY.get(self.voice, (None, ""))
-        if scripts is not None and set(scripts_of(text)) - scripts:
+        if scripts is not None and set(scripts_of(own)) - scripts:
             raise UsageError(f"the espeak-ng voice {self.voice} reads only {advice}")
 
     def load(self) -> None:
         self.locate()
 
     def synthesize(self, text: str) -> Speech:
+        """The text in the voice's language; Latin words inside a text of another script (English
+        words in Chinese) are English, spoken by espeak-ng's English voice in their place."""
         lib, rate = _espeak()
-        lib.espeak_SetVoiceByName(self.voice.encode())
+        pieces = [self._speak(lib, voice, run) for voice, run in self.runs(text)]
+        if not any(symbols for _, symbols in pieces):
+            raise InputError("the text has nothing to say (no speakable words); pass words to speak")
+        return join_speech(pieces, rate, self.config)
+
+    def runs(self, text: str) -> list[tuple[str, str]]:
+        """(voice, text) in the text's order: Latin runs go to English where the language is not
+        written in Latin letters; the rest to the language's own voice."""
+        from .language import written_in_latin
+
+        if written_in_latin(self.speaks):
+            return [(self.voice, text)]
+        parts = [p for p in _LATIN_RUN.split(text) if p.strip()]
+        return [(ENGLISH if _LATIN_RUN.fullmatch(p) else self.voice, p) for p in parts] or [(self.voice, text)]
+
+    def _speak(self, lib, voice: str, text: str) -> tuple[np.ndarray, list[tuple[str, float]]]:
+        """One synthesis call: its samples and its (IPA code point, seconds) timings."""
+        _, rate = _espeak()
+        lib.espeak_SetVoiceByName(voice.encode())
         lib.espeak_SetParameter(1, int(round(175 / self.config.length_scale)), 0)  # espeakRATE, words a minute
-        spoken = to_pinyin(text) if self.voice == "cmn-latn-pinyin" else text
+        spoken = to_pinyin(text) if voice == "cmn-latn-pinyin" else text
         chunks, marks = [], []  # marks: (sample, IPA or " " at a word start)
 
         def on_audio(wav, count, events):
@@ -146,11 +172,11 @@ class EspeakTts:
         lib.espeak_SetSynthCallback(callback)
         data = spoken.encode("utf-8")
         if lib.espeak_Synth(data, len(data) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None) != 0:
-            raise UsageError(f"espeak-ng could not speak the text with the voice {self.voice}")
+            raise UsageError(f"espeak-ng could not speak the text with the voice {voice}")
         samples = np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
         if not any(ipa.strip() for _, ipa in marks):
-            raise InputError("the text has nothing to say (no speakable words); pass words to speak")
-        return join_speech([(samples, _symbols(marks, len(samples), rate))], rate, self.config)
+            return samples, []
+        return samples, _symbols(marks, len(samples), rate)
 
     def unload(self) -> None:
         pass

@@ -8,6 +8,7 @@ voice and the voice that can.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 
@@ -92,16 +93,34 @@ def foreign_script(text: str, language: str) -> str | None:
     return None if script in _LANGUAGE_SCRIPTS.get(language, {"LATIN"}) else _SCRIPTS[script]
 
 
+def written_in_latin(language: str) -> bool:
+    return "LATIN" in _LANGUAGE_SCRIPTS.get(language, {"LATIN"})
+
+
+_SYLLABIC = {"CJK", "HIRAGANA", "KATAKANA", "HANGUL"}  # a character is a syllable, a word or more
+
+
+def spoken_units(text: str) -> Counter[str]:
+    """How much of the text each script holds, in units a speaker says: a word of an alphabet, a
+    character of Han, kana or Hangul (so "我喜欢用Python编程" is Chinese with one English word)."""
+    units: Counter[str] = Counter()
+    for token in re.findall(r"[^\W\d_]+", text):
+        for script, count in scripts_of(token).items():
+            units[script] += count if script in _SYLLABIC else 1
+    return units
+
+
 def decide_language(text: str, setting: str) -> tuple[str, str]:
-    """(ISO 639-1 code, how it was decided): the setting unless "auto", else the text's script
-    (kana anywhere means Japanese); Latin letters are taken as English."""
+    """(ISO 639-1 code, how it was decided): the setting unless "auto", else the script most of the
+    text is said in (kana anywhere means Japanese; Latin unless another script holds more);
+    Latin letters are taken as English."""
     if setting != "auto":
         return setting.split("-")[0].lower(), "given"
-    counts = scripts_of(text)
+    counts = spoken_units(text)
     if not counts:
         return "en", "no letters: English assumed"
     if counts.get("HIRAGANA") or counts.get("KATAKANA"):
         return "ja", "script: Japanese kana"
-    script = counts.most_common(1)[0][0]
+    script = max(counts, key=lambda s: (counts[s], s == "LATIN"))
     how = "script: Latin, English assumed (pass --language for another)" if script == "LATIN" else f"script: {_SCRIPTS[script]}"
     return _SCRIPT_LANGUAGE[script], how

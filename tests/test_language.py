@@ -295,3 +295,43 @@ def test_the_llm_stage_asks_for_and_checks_the_jobs_language(tmp_path):
     with pytest.raises(StageError):
         stage.run(job)
     assert stage.cache_parts(job)["language"] == "zh"  # a cached English-job answer is not reused
+
+
+# Chinese text with English words in it: Chinese, said by the Mandarin voice with the English words
+# in English (the English voice of espeak-ng in their place), timed like the rest.
+def test_a_text_is_decided_by_the_words_said_not_the_letters():
+    from talker_cli.language import decide_language
+
+    assert decide_language("我喜欢用Python编程，还有iPhone手机。", "auto")[0] == "zh"  # 12 Latin letters, 2 words
+    assert decide_language("My name is 王小明.", "auto")[0] == "en"  # a tie stays English
+    assert decide_language("Привет, это мой iPhone!", "auto")[0] == "ru"
+
+
+def test_english_words_in_chinese_are_spoken_in_english_in_their_place():
+    from talker_cli.config import TtsConfig
+    from talker_cli.espeak_tts import EspeakTts
+
+    voice = EspeakTts(TtsConfig(), "zh")
+    voice.load()
+    text = "我喜欢用Python编程。"
+    assert voice.runs(text) == [("cmn-latn-pinyin", "我喜欢用"), ("en-us", "Python"), ("cmn-latn-pinyin", "编程。")]
+    voice.check_language(text, "zh")  # not refused for its Latin letters
+    labels = [p.label for p in voice.synthesize(text).native_phones if p.label != "SIL"]
+    assert "P AY TH AH N" in " ".join(labels)  # English phones, between the Mandarin ones
+    with pytest.raises(UsageError, match="Latin script"):  # no Chinese at all: not a Chinese text
+        voice.check_language("Hello there.", "zh")
+
+
+@pytest.mark.slow
+def test_chinese_with_english_words_renders_in_chinese(tmp_path, face_photo):
+    import json
+
+    out = tmp_path / "mix.mp4"
+    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", "我喜欢用Python编程，还有iPhone手机。",
+                                 "-o", str(out), "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    manifest = json.loads(result.stdout)
+    assert manifest["language"]["code"] == "zh"
+    assert "Python" in (tmp_path / "mix.srt").read_text()
+    track = json.loads((tmp_path / "mix.blendshapes.json").read_text())
+    assert sum(s[0] == "PP" for s in track["visemes"]) >= 2  # the P of Python, the b of 编
