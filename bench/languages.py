@@ -2,9 +2,11 @@
 
 For each sentence: `talker render` with the language's default voice writes an MP4; its own audio
 is transcribed by the multilingual ASR (Whisper base) in that language and scored against the
-input text (character error rate, spaces and punctuation left out); the same audio, fed back as a
-recording, is aligned as `talker render --audio` would align it and its phone boundaries are
-compared with the voice's own phone timings (fraction within 25 ms). Prints one table.
+input text (character error rate, spaces and punctuation left out; and the reading error rate, the
+same over units of sound: pinyin syllables with tones for Mandarin, whichever characters wrote them,
+the kana of the reading for Japanese); the same audio, fed back as a recording, is aligned as
+`talker render --audio` would align it and its phone boundaries are compared with the voice's own
+phone timings (fraction within 25 ms). Prints one table.
 
     python bench/languages.py [--json]
 """
@@ -39,7 +41,26 @@ def letters(text: str) -> str:
 
 
 def cer(reference: str, hypothesis: str) -> float:
-    a, b = letters(reference), letters(hypothesis)
+    return edit_rate(letters(reference), letters(hypothesis))
+
+
+def reading(text: str, code: str) -> list[str]:
+    """What the text says, as units of sound: Mandarin as pinyin syllables with tones (whichever
+    characters, simplified or traditional, wrote them), Japanese as the kana of its reading (わ
+    heard where the text writes the particle は), other languages as their letters."""
+    if code == "zh":
+        from pypinyin import Style, lazy_pinyin
+
+        return [s for s in lazy_pinyin(letters(text), style=Style.TONE3, neutral_tone_with_five=True) if s.isalnum()]
+    if code == "ja":
+        from talker_cli.espeak_tts import to_kana
+
+        return list(letters(to_kana(text)))
+    return list(letters(text))
+
+
+def edit_rate(a, b) -> float:
+    """Edit distance between two sequences over the first one's length."""
     d = list(range(len(b) + 1))
     for i, x in enumerate(a, 1):
         prev, d[0] = d[0], i
@@ -91,16 +112,18 @@ def main() -> None:
             errors, missed = boundary_errors(native, list(track.phones))
             within = sum(abs(e) <= 0.025 for e in errors) / max(len(errors) + missed, 1)
             rows.append({"language": code, "voice": manifest["stages"][5]["model"], "cer": round(cer(text, transcript.text), 3),
+                         "reading_error_rate": round(edit_rate(reading(text, code), reading(transcript.text, code)), 3),
                          "heard": transcript.text, "boundary_within_25ms": round(within, 3),
                          "seconds_per_audio_second": round(seconds / manifest["video"]["duration_s"], 3)})
             print(json.dumps(rows[-1], ensure_ascii=False), file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    print("| language | voice | CER of the MP4's audio | boundaries within 25 ms | s per audio s |")
-    print("|---|---|---|---|---|")
+    print("| language | voice | CER of the MP4's audio | reading error rate | boundaries within 25 ms | s per audio s |")
+    print("|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['language']} | {r['voice']} | {r['cer']} | {r['boundary_within_25ms']} | {r['seconds_per_audio_second']} |")
+        print(f"| {r['language']} | {r['voice']} | {r['cer']} | {r['reading_error_rate']} | {r['boundary_within_25ms']} "
+              f"| {r['seconds_per_audio_second']} |")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ The library (Debian's libespeak-ng1, installed with espeak-ng) is driven through
 synchronous synthesis whose callback receives the audio and, for each phoneme, an event with its
 IPA and its sample position, so the speech carries native phone timings like Piper's. Mandarin is
 spoken from pinyin with tone numbers (pypinyin, whose phrase dictionary settles most polyphonic
-characters) by the cmn-latn-pinyin voice: the cmn voice reads many Hanzi wrongly.
+characters) by the cmn-latn-pinyin voice: the cmn voice reads many Hanzi wrongly. Japanese is spoken
+from the kana of its reading (OpenJTalk's dictionary): espeak-ng reads kana only.
 """
 
 from __future__ import annotations
@@ -30,9 +31,6 @@ VOICES = {"zh": "cmn-latn-pinyin"}
 ENGLISH = "en-us"  # the voice of English words inside a text of another script
 # Latin words (letters, with inner apostrophes and hyphens) and the spaces between them
 _LATIN_RUN = re.compile(r"((?:[A-Za-z\u00C0-\u024F]+(?:['’-][A-Za-z\u00C0-\u024F]+)*[\s,]*)+)")
-# Voices that read only some of their language's scripts: espeak-ng's Japanese reads kana, and would
-# spell each kanji out as "Chinese letter"
-READS_ONLY = {"ja": ({"HIRAGANA", "KATAKANA"}, "kana; write the text in kana, or pass a Japanese Piper voice")}
 
 
 class _Id(ctypes.Union):
@@ -79,7 +77,7 @@ def pronounce(text: str, language: str) -> list[str]:
     voice = voice_for(language)
     if lib.espeak_SetVoiceByName(voice.encode()) != 0:
         return []
-    source = ctypes.create_string_buffer((to_pinyin(text) if voice == "cmn-latn-pinyin" else text).encode())
+    source = ctypes.create_string_buffer(spelled_for(voice, text).encode())
     cursor = ctypes.c_void_p(ctypes.addressof(source))
     ipa = []
     while cursor.value:  # one clause at a time; the cursor moves on, and is NULL at the end
@@ -88,6 +86,27 @@ def pronounce(text: str, language: str) -> list[str]:
             break
         ipa.append(clause.decode("utf-8", "replace"))
     return ipa_labels(list(_sounds(" ".join(ipa))))
+
+
+def spelled_for(voice: str, text: str) -> str:
+    """The text as the voice reads it right: Mandarin as pinyin, Japanese as the kana of its reading."""
+    if voice == "cmn-latn-pinyin":
+        return to_pinyin(text)
+    if voice == "ja":
+        return to_kana(text)
+    return text
+
+
+def to_kana(text: str) -> str:
+    """Japanese -> the katakana of how it is said, from OpenJTalk's dictionary (pyopenjtalk-plus):
+    kanji read in context (今日は -> キョーワ), the particles は and へ said wa and e. espeak-ng's own
+    Japanese reads kana only, letter by letter, and spells each kanji out as "Chinese letter"."""
+    try:
+        import pyopenjtalk
+    except ImportError:
+        raise ModelMissingError("Japanese needs pyopenjtalk-plus (OpenJTalk's reading of kanji); "
+                                "run: pip install pyopenjtalk-plus") from None
+    return pyopenjtalk.g2p(text, kana=True)
 
 
 def to_pinyin(text: str) -> str:
@@ -121,9 +140,6 @@ class EspeakTts:
         if not scripts_of(own):  # nothing in the language's own script: not a text in it
             own = text
         check_voice_speaks(own, self.speaks, f"espeak-ng {self.voice}", language)
-        scripts, advice = READS_ONLY.get(self.voice, (None, ""))
-        if scripts is not None and set(scripts_of(own)) - scripts:
-            raise UsageError(f"the espeak-ng voice {self.voice} reads only {advice}")
 
     def load(self) -> None:
         self.locate()
@@ -152,7 +168,7 @@ class EspeakTts:
         _, rate = _espeak()
         lib.espeak_SetVoiceByName(voice.encode())
         lib.espeak_SetParameter(1, int(round(175 / self.config.length_scale)), 0)  # espeakRATE, words a minute
-        spoken = to_pinyin(text) if voice == "cmn-latn-pinyin" else text
+        spoken = spelled_for(voice, text)
         chunks, marks = [], []  # marks: (sample, IPA or " " at a word start)
 
         def on_audio(wav, count, events):

@@ -6,6 +6,7 @@ speak ARPAbet. Everything is mapped here so visemes see a single alphabet.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 
 from .artifacts import Phone
@@ -81,6 +82,8 @@ def ipa_durations_to_phones(
             label, duration, step = IPA_TO_ARPABET[pair], duration + symbols[i + 1][1], 2
         elif symbol in IPA_TO_ARPABET:
             label, step = IPA_TO_ARPABET[symbol], 1
+        elif _letter_of(symbol) in IPA_TO_ARPABET:  # a letter written with its diacritic (Japanese ä)
+            label, step = IPA_TO_ARPABET[_letter_of(symbol)], 1
         elif symbol in _PREFIX_MARKS:
             pending += duration
             i += 1
@@ -110,6 +113,11 @@ def ipa_durations_to_phones(
     if word_start is not None:
         words.append((word_start, t))
     return merge_adjacent(phones), words
+
+
+def _letter_of(symbol: str) -> str:
+    """The letter of a precomposed letter with a diacritic (ä -> a); a mark stays itself."""
+    return unicodedata.normalize("NFD", symbol)[:1]
 
 
 def ipa_labels(symbols: Sequence[str]) -> list[str]:

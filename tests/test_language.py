@@ -60,10 +60,16 @@ def test_render_refuses_text_the_chosen_voice_cannot_speak_before_any_stage(tmp_
     assert list(out.parent.iterdir()) == []
 
 
-def test_espeak_reads_japanese_kana_and_refuses_kanji(tmp_path, face_photo):
-    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", "私は話す顔です。",
-                                 "-o", str(tmp_path / "ja.mp4")])
-    assert result.exit_code == 2 and "reads only kana" in result.stderr
+def test_japanese_is_spoken_from_the_kana_of_its_reading():
+    from talker_cli.config import TtsConfig
+    from talker_cli.espeak_tts import EspeakTts, to_kana
+
+    assert to_kana("今日は良い天気ですね。") == "キョーワヨイテンキデスネ。"  # kanji in context, は said wa
+    voice = EspeakTts(TtsConfig(), "ja")
+    voice.load()
+    voice.check_language("私は話す顔です。", "ja")  # kanji are no longer refused
+    labels = " ".join(p.label for p in voice.synthesize("私は話す顔です。").native_phones if p.label != "SIL")
+    assert labels.startswith("W AA T AA SH IY W AA")  # watashi wa: not "Chinese letter", not "ha"
 
 
 def test_the_refusal_comes_before_the_photo_is_even_read(tmp_path):

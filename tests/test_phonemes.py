@@ -37,3 +37,11 @@ def test_arpabet_labels_drop_stress_and_unknowns_become_silence():
     assert arpabet_label("AH0") == "AH"
     assert arpabet_label("iy1") == "IY"
     assert arpabet_label("+SPN+") == "SIL"
+
+
+def test_a_letter_written_with_its_diacritic_is_its_letter_not_lost():
+    # espeak-ng writes Japanese /a/ as the one code point ä: every a of a Japanese text was being
+    # given to the consonant before it, and the mouth never opened for it
+    phones, _ = ipa_durations_to_phones([("w", 0.05), ("ä", 0.1), ("t", 0.05), ("ä", 0.1), ("\u0308", 0.02)])
+    assert [p.label for p in phones] == ["W", "AA", "T", "AA"]
+    assert phones[1].end_s - phones[1].start_s == pytest.approx(0.1) and phones[-1].end_s == pytest.approx(0.32)
