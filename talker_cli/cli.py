@@ -52,7 +52,7 @@ AUDIO = typer.Option(None, "--audio", help="Follow this recording (WAV, MP3, ...
 REPLY = typer.Option(False, "--reply", help="The LLM answers the text or transcript; the face says the answer.")
 LANGUAGE = typer.Option(None, "--language", help="The job's language (en, zh, es, ...); default: from the text's script or the recording.")
 SEED = typer.Option(None, "--seed", help="Seed of the idle motion (blinks, head motion).")
-TTS_BACKEND = typer.Option(None, "--tts-backend", help="TTS engine: piper, coqui or espeak (overrides the preset).")
+TTS_BACKEND = typer.Option(None, "--tts-backend", help="TTS engine: piper, coqui, espeak or kokoro (overrides the preset).")
 SPEAKER = typer.Option(None, "--speaker", help="Voice of a multi-speaker model: its number or name.")
 FORCE = typer.Option(False, "--force", help="Redo every stage; do not reuse cached speech, transcripts or replies.")
 JSON_OUT = typer.Option(False, "--json", help="Print the run's manifest as JSON on stdout.")

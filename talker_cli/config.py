@@ -62,7 +62,7 @@ class LlmConfig:
 @dataclass(frozen=True)
 class TtsConfig:
     backend: str = "piper"
-    voice: str = ""  # piper: VOICE.onnx, empty = en_US-joe-medium from its wheel; coqui: model folder or name
+    voice: str = ""  # piper: VOICE.onnx, empty = en_US-joe-medium from its wheel; coqui: model folder or name; kokoro: a voice name
     device: str = "cpu"
     cpu_fallback: bool = True
     speaker: int = 0
@@ -247,7 +247,7 @@ RULES: dict[str, Rule] = {
     "llm.context_tokens": _range(64, 1_048_576, " tokens"), "llm.system_prompt": _ANY,
     "llm.repetition_penalty": _range(1.0, 2.0),
     "llm.quantize": Rule('"", "4bit" or "8bit"', choices=("", "4bit", "8bit")),
-    "tts.backend": Rule("piper, coqui or espeak", choices=("piper", "coqui", "espeak")),
+    "tts.backend": Rule("piper, coqui, espeak or kokoro", choices=("piper", "coqui", "espeak", "kokoro")),
     "tts.voice": _PATH, "tts.device": _DEVICE, "tts.cpu_fallback": _BOOL,
     "tts.speaker": _range(0, 100_000), "tts.speaker_name": _ANY,
     "tts.length_scale": _range(0.25, 4.0), "tts.lead_silence_s": _range(0, 10, " s"),
@@ -286,9 +286,9 @@ def validate(config: TalkerConfig, source: str) -> None:
             rule = RULES[key]
             if not rule.allows(value):
                 raise UsageError(f"{source}: [{table.name}] {item.name} = {value!r} is not allowed; it must be {rule.what}")
-    if config.tts.backend == "piper" and config.tts.device != "cpu":  # else the manifest would claim a GPU
-        raise UsageError(f"{source}: [tts] device = {config.tts.device!r}: Piper voices run on the CPU; "
-                         'set device = "cpu", or backend = "coqui" for a voice on the GPU')
+    if config.tts.backend in ("piper", "kokoro") and config.tts.device != "cpu":  # else the manifest would claim a GPU
+        raise UsageError(f"{source}: [tts] device = {config.tts.device!r}: {config.tts.backend.capitalize()} voices run "
+                         'on the CPU; set device = "cpu", or backend = "coqui" for a voice on the GPU')
 
 
 def load_config(preset: str = DEFAULT_PRESET, overrides: dict[str, Any] | None = None) -> TalkerConfig:

@@ -29,8 +29,6 @@ _IPA_OUTPUT = 0x02  # espeak_TextToPhonemes: IPA instead of espeak's own phoneme
 # Languages whose espeak-ng voice is not named by the language's code
 VOICES = {"zh": "cmn-latn-pinyin"}
 ENGLISH = "en-us"  # the voice of English words inside a text of another script
-# Latin words (letters, with inner apostrophes and hyphens) and the spaces between them
-_LATIN_RUN = re.compile(r"((?:[A-Za-z\u00C0-\u024F]+(?:['’-][A-Za-z\u00C0-\u024F]+)*[\s,]*)+)")
 
 
 class _Id(ctypes.Union):
@@ -134,12 +132,10 @@ class EspeakTts:
                              "language code it knows (espeak-ng --voices lists them)")
 
     def check_language(self, text: str, language: str = "") -> None:
-        from .language import check_voice_speaks, scripts_of, written_in_latin
+        from .language import check_voice_speaks, without_latin_words
 
-        own = text if written_in_latin(self.speaks) else _LATIN_RUN.sub(" ", text)
-        if not scripts_of(own):  # nothing in the language's own script: not a text in it
-            own = text
-        check_voice_speaks(own, self.speaks, f"espeak-ng {self.voice}", language)
+        # Latin words are spoken by the English voice
+        check_voice_speaks(without_latin_words(text, self.speaks), self.speaks, f"espeak-ng {self.voice}", language)
 
     def load(self) -> None:
         self.locate()
@@ -156,12 +152,12 @@ class EspeakTts:
     def runs(self, text: str) -> list[tuple[str, str]]:
         """(voice, text) in the text's order: Latin runs go to English where the language is not
         written in Latin letters; the rest to the language's own voice."""
-        from .language import written_in_latin
+        from .language import LATIN_RUN, written_in_latin
 
         if written_in_latin(self.speaks):
             return [(self.voice, text)]
-        parts = [p for p in _LATIN_RUN.split(text) if p.strip()]
-        return [(ENGLISH if _LATIN_RUN.fullmatch(p) else self.voice, p) for p in parts] or [(self.voice, text)]
+        parts = [p for p in LATIN_RUN.split(text) if p.strip()]
+        return [(ENGLISH if LATIN_RUN.fullmatch(p) else self.voice, p) for p in parts] or [(self.voice, text)]
 
     def _speak(self, lib, voice: str, text: str) -> tuple[np.ndarray, list[tuple[str, float]]]:
         """One synthesis call: its samples and its (IPA code point, seconds) timings."""

