@@ -143,11 +143,10 @@ class EspeakTts:
     def synthesize(self, text: str) -> Speech:
         """The text in the voice's language; Latin words inside a text of another script (English
         words in Chinese) are English, spoken by espeak-ng's English voice in their place."""
-        lib, rate = _espeak()
-        pieces = [self._speak(lib, voice, run) for voice, run in self.runs(text)]
+        pieces = [self._speak(voice, run) for voice, run in self.runs(text)]
         if not any(symbols for _, symbols in pieces):
             raise InputError("the text has nothing to say (no speakable words); pass words to speak")
-        return join_speech(pieces, rate, self.config)
+        return join_speech(pieces, _espeak()[1], self.config)
 
     def runs(self, text: str) -> list[tuple[str, str]]:
         """(voice, text) in the text's order: Latin runs go to English where the language is not
@@ -159,9 +158,9 @@ class EspeakTts:
         parts = [p for p in LATIN_RUN.split(text) if p.strip()]
         return [(ENGLISH if LATIN_RUN.fullmatch(p) else self.voice, p) for p in parts] or [(self.voice, text)]
 
-    def _speak(self, lib, voice: str, text: str) -> tuple[np.ndarray, list[tuple[str, float]]]:
+    def _speak(self, voice: str, text: str) -> tuple[np.ndarray, list[tuple[str, float]]]:
         """One synthesis call: its samples and its (IPA code point, seconds) timings."""
-        _, rate = _espeak()
+        lib, rate = _espeak()
         lib.espeak_SetVoiceByName(voice.encode())
         lib.espeak_SetParameter(1, int(round(175 / self.config.length_scale)), 0)  # espeakRATE, words a minute
         spoken = spelled_for(voice, text)
