@@ -28,6 +28,10 @@ from .speech_join import join_speech
 
 RATE = 24000
 FRAME = 600  # samples per duration unit: the decoder's upsampling of the aligned features
+# The sound comes about two frames before the durations say: measured on its own speech, the quietest
+# moment of a stop's closure fell inside the stop in 1 of 31 stops as timed, 22 of 31 two frames
+# earlier (and the warp of espeak-ng's Japanese onto it agreed within 25 ms 0.13 -> 0.46).
+DECODER_LEAD_FRAMES = 2
 MAX_TOKENS = 500  # the model's context is 512 tokens with its two ends
 DEFAULT_VOICE = "jf_alpha"
 _DURATIONS = "/encoder/predictor/duration_proj/linear_layer/Add_output_0"
@@ -93,7 +97,10 @@ def chunks(phonemes: str, limit: int = MAX_TOKENS) -> list[str]:
 
 def symbol_times(symbols: str, frames: np.ndarray) -> list[tuple[str, float]]:
     """Per-token frame counts (with the two end tokens) -> (IPA code point, seconds); the ends are
-    pauses, as Piper's are."""
+    pauses, as Piper's are. Everything moves DECODER_LEAD_FRAMES earlier, the last pause taking up
+    the time, so the timings still add up to the sound's length."""
+    lead = min(DECODER_LEAD_FRAMES, frames[0])
+    frames = np.concatenate([[frames[0] - lead], frames[1:-1], [frames[-1] + lead]])
     seconds = frames * FRAME / RATE
     inner = [(_MOUTH_SPELLING.get(s, s), float(t)) for s, t in zip(symbols, seconds[1:-1])]
     return [(" ", float(seconds[0]))] + inner + [(" ", float(seconds[-1]))]

@@ -349,8 +349,8 @@ def test_chinese_with_english_words_renders_in_chinese(tmp_path, face_photo):
 def test_kokoro_durations_become_symbol_times_with_pauses_at_both_ends():
     from talker_cli.kokoro_tts import FRAME, RATE, chunks, symbol_times
 
-    times = symbol_times("βa", np.array([4, 2, 3, 5]))
-    assert times == [(" ", 4 * FRAME / RATE), ("w", 2 * FRAME / RATE), ("a", 3 * FRAME / RATE), (" ", 5 * FRAME / RATE)]
+    times = symbol_times("βa", np.array([4, 2, 3, 5]))  # two frames earlier: the decoder's lead
+    assert times == [(" ", 2 * FRAME / RATE), ("w", 2 * FRAME / RATE), ("a", 3 * FRAME / RATE), (" ", 7 * FRAME / RATE)]
     pieces = chunks("koɲɲiʨiβa, βataɕi βa hanasɨ kao desɨ. " * 40, limit=100)
     assert all(len(p) <= 100 for p in pieces) and "".join(pieces).replace(" ", "") == ("koɲɲiʨiβa,βataɕiβahanasɨkaodesɨ." * 40)
 
@@ -371,3 +371,22 @@ def test_the_japanese_voice_is_kokoro_and_its_timings_cover_its_sound():
     labels = " ".join(p.label for p in speech.native_phones if p.label != "SIL")
     assert labels.startswith("K OW W AA Y OW IY T EH NG K IY")  # kyō wa yoi tenki
     assert speech.native_phones[-1].end_s <= speech.duration_s
+
+
+@pytest.mark.slow
+def test_kokoro_stops_are_timed_where_their_closures_are_heard():
+    from talker_cli.config import TtsConfig
+    from talker_cli.kokoro_tts import KokoroTts
+
+    voice = KokoroTts(TtsConfig(), "ja")
+    voice.load()
+    speech = voice.synthesize("あぱあぱあぱあぱあ。かたかなをたくさんかきます。")
+    x, ms = speech.samples, speech.sample_rate // 1000
+    loudness = np.array([np.sqrt(np.mean(x[i:i + 10 * ms] ** 2)) for i in range(0, len(x) - 10 * ms, ms)])
+    stops = [p for p in speech.native_phones if p.label in ("P", "T", "K")]
+    inside = 0
+    for stop in stops:  # the quietest moment near a stop is its closure: it must fall inside the stop
+        low, high = int((stop.start_s - 0.1) * 1000), int((stop.end_s + 0.05) * 1000)
+        quietest = (low + int(np.argmin(loudness[low:high])) + 5) / 1000
+        inside += stop.start_s <= quietest <= stop.end_s
+    assert inside >= 0.6 * len(stops)  # as Kokoro's durations say, without the lead: 1 stop in 31
