@@ -71,10 +71,15 @@ def pronounce(text: str, language: str) -> list[str]:
     """A word's phones (ARPAbet) in the language, from espeak-ng's rules (espeak_TextToPhonemes, IPA)."""
     from .phonemes import ipa_labels
 
+    return ipa_labels(list(ipa_of(text, voice_for(language))))
+
+
+def ipa_of(text: str, voice: str) -> str:
+    """The text's pronunciation by espeak-ng's rules for the voice, as IPA sounds (no stress marks);
+    "" for a voice espeak-ng does not have."""
     lib, _ = _espeak()
-    voice = voice_for(language)
     if lib.espeak_SetVoiceByName(voice.encode()) != 0:
-        return []
+        return ""
     source = ctypes.create_string_buffer(spelled_for(voice, text).encode())
     cursor = ctypes.c_void_p(ctypes.addressof(source))
     ipa = []
@@ -83,7 +88,7 @@ def pronounce(text: str, language: str) -> list[str]:
         if not clause:
             break
         ipa.append(clause.decode("utf-8", "replace"))
-    return ipa_labels(list(_sounds(" ".join(ipa))))
+    return _sounds(" ".join(ipa))
 
 
 def spelled_for(voice: str, text: str) -> str:

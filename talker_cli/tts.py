@@ -16,6 +16,7 @@ from .artifacts import Speech
 from .config import TtsConfig
 from .coqui_tts import CoquiTts
 from .espeak_tts import EspeakTts
+from .kokoro_tts import LANGUAGES as KOKORO_LANGUAGES
 from .kokoro_tts import KokoroTts
 from .kokoro_tts import installed as kokoro_installed
 from .errors import ModelMissingError, UsageError
@@ -158,12 +159,12 @@ BACKENDS = {"piper": PiperTts, "coqui": CoquiTts, "espeak": EspeakTts, "kokoro":
 
 def make_tts(config: TtsConfig, language: str = "en") -> TtsBackend:
     """The job's voice: the preset's, except that the default Piper voice (English) hands a job in
-    another language to the default voice of that language: Kokoro for Japanese, espeak-ng's voice
-    for the others."""
+    another language to the default voice of that language: Kokoro for Japanese and Mandarin,
+    espeak-ng's voice for the others."""
     if config.backend not in BACKENDS:
         raise UsageError(f"unknown TTS backend '{config.backend}'; choose one of: {', '.join(BACKENDS)}")
     default_elsewhere = config.backend == "piper" and not config.voice and language != "en"
-    if config.backend == "kokoro" or (default_elsewhere and language == "ja" and kokoro_installed()):
+    if config.backend == "kokoro" or (default_elsewhere and language in KOKORO_LANGUAGES and kokoro_installed()):
         return KokoroTts(config, language)
     if config.backend == "espeak" or default_elsewhere:
         return EspeakTts(config, language)

@@ -82,7 +82,7 @@ def test_the_refusal_comes_before_the_photo_is_even_read(tmp_path):
 # Each language end to end with its offline voice: spoken by espeak-ng, timed by its own phoneme
 # events, the mouth moving, subtitles in the language's own writing.
 SENTENCES = [
-    ("zh", [], "你好，我是一个会说话的头像。今天天气很好，我们去公园散步吧！", "script: Han", "cmn-latn-pinyin"),
+    ("zh", [], "你好，我是一个会说话的头像。今天天气很好，我们去公园散步吧！", "script: Han", "Kokoro-82M int8, voice jf_alpha"),
     ("ja", [], "こんにちは、わたしは話す顔です。", "script: Japanese kana", "Kokoro-82M int8, voice jf_alpha"),
     ("ru", [], "Привет, я говорящая голова.", "script: Cyrillic", "ru"),
     ("ar", [], "مرحبا، أنا رأس يتكلم.", "script: Arabic", "ar"),
@@ -105,7 +105,7 @@ def test_each_language_renders_with_its_own_voice_and_timings(tmp_path, face_pho
     manifest = json.loads(result.stdout)
     assert manifest["language"]["code"] == code and manifest["language"]["decided_by"].startswith(decided)
     stages = {s["name"]: s for s in manifest["stages"]}
-    backend, model = ("kokoro", voice) if code == "ja" else ("espeak-ng", f"espeak-ng voice {voice}")
+    backend, model = ("kokoro", voice) if code in ("ja", "zh") else ("espeak-ng", f"espeak-ng voice {voice}")
     assert stages["tts"]["backend"] == backend and stages["tts"]["model"] == model
     assert stages["alignment"]["backend"] == "native"  # the voice's own timings, not an English aligner
     track = json.loads((tmp_path / f"{code}.blendshapes.json").read_text())
@@ -211,7 +211,7 @@ def test_a_batch_speaks_each_job_in_its_own_language(tmp_path, face_photo):
     (tmp_path / "jobs.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     result = runner.invoke(app, ["batch", str(tmp_path / "jobs.jsonl"), "--out-dir", str(tmp_path / "out"), "-q"])
     assert result.exit_code == 0, result.stderr
-    for name, code, voice in (("en", "en", "piper"), ("zh", "zh", "espeak-ng"), ("es", "es", "espeak-ng")):
+    for name, code, voice in (("en", "en", "piper"), ("zh", "zh", "kokoro"), ("es", "es", "espeak-ng")):
         manifest = json.loads((tmp_path / "out" / f"{name}.json").read_text())
         assert manifest["language"]["code"] == code
         assert {s["name"]: s for s in manifest["stages"]}["tts"]["backend"] == voice
@@ -390,3 +390,20 @@ def test_kokoro_stops_are_timed_where_their_closures_are_heard():
         quietest = (low + int(np.argmin(loudness[low:high])) + 5) / 1000
         inside += stop.start_s <= quietest <= stop.end_s
     assert inside >= 0.6 * len(stops)  # as Kokoro's durations say, without the lead: 1 stop in 31
+
+
+@pytest.mark.slow
+def test_the_mandarin_voice_is_kokoro_with_english_words_in_english(tmp_path, monkeypatch):
+    from talker_cli.config import TtsConfig
+    from talker_cli.kokoro_tts import KokoroTts
+    from talker_cli.tts import make_tts
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # jieba's dictionary cache goes to talker's cache
+    voice = make_tts(TtsConfig(), "zh")
+    assert isinstance(voice, KokoroTts)
+    voice.load()
+    assert (tmp_path / "talker" / "jieba").is_dir()
+    phonemes = voice.g2p("我喜欢用Python编程。")
+    assert "paɪθən" in phonemes and "Python" not in phonemes  # English, not letters
+    labels = " ".join(p.label for p in voice.synthesize("今天天气很好。").native_phones if p.label != "SIL")
+    assert labels.startswith("CH IY N T Y EH N")  # jīn tiān
