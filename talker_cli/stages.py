@@ -468,7 +468,9 @@ class TtsStage(ModelStage):
         return {"speech_s": round(speech.duration_s, 3), "sample_rate": speech.sample_rate}
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
-        return {"text": job.artifacts.spoken.text, "tts": asdict(job.placed("tts")), "language": job.language}
+        voice = self.make_engine(job)  # which voice speaks, not only the settings: defaults change
+        return {"text": job.artifacts.spoken.text, "tts": asdict(job.placed("tts")), "language": job.language,
+                "voice": [voice.name, voice.model_path]}
 
     def save(self, job: Job, folder: Path) -> None:
         import numpy as np

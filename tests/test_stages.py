@@ -169,6 +169,24 @@ def test_the_speech_cache_key_follows_every_tts_setting():
         assert key(replace(base, tts=replace(base.tts, **change))) != key(base), change
 
 
+def test_the_speech_cache_key_follows_the_voice_that_speaks_not_only_the_settings(monkeypatch):
+    """The same settings may mean another voice (Mandarin's default went from espeak-ng to Kokoro):
+    speech made by the old one is not reused."""
+    from talker_cli import tts
+    from talker_cli.artifacts import Script
+    from talker_cli.config import TalkerConfig
+    from talker_cli.stages import Job, TtsStage
+
+    def key():
+        job = Job(photo=Path("p.png"), output=Path("o.mp4"), config=TalkerConfig(), text="你好。", language="zh")
+        job.artifacts.script = Script("你好。", "text")
+        return TtsStage().cache_parts(job)
+
+    with_kokoro = key()
+    monkeypatch.setattr(tts, "kokoro_installed", lambda: False)
+    assert key() != with_kokoro and key()["voice"][0] == "espeak-ng"
+
+
 def test_the_piper_voice_is_patched_for_alignments_once_and_kept(tmp_path, monkeypatch):
     """Piper reports phone timings only from a voice patched with an alignment output: talker makes
     that copy once in its cache (0.3 s of every TTS stage before), and patches in memory when the
