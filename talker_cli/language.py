@@ -31,6 +31,11 @@ _LANGUAGE_SCRIPTS = {
 }
 
 
+def scripts_written(language: str) -> set[str]:
+    """The scripts a language is written in; Latin letters for one not listed."""
+    return _LANGUAGE_SCRIPTS.get(language, {"LATIN"})
+
+
 def script_of(char: str) -> str | None:
     """The script of one letter ('LATIN', 'CJK', 'CYRILLIC'...); None for a letter of a script not known here."""
     prefix = unicodedata.name(char, "").split(" ", 1)[0]
@@ -48,7 +53,7 @@ def check_voice_speaks(text: str, voice_language: str, voice: str, language: str
     """Refuse a text with letters of a script the voice's language is not written in, or a job
     whose language is not the voice's (exit 2): even a few would be read out as character names."""
     family = voice_language.replace("-", "_").split("_")[0].lower()
-    allowed = _LANGUAGE_SCRIPTS.get(family, {"LATIN"})
+    allowed = scripts_written(family)
     foreign = [(n, s) for s, n in scripts_of(text).items() if s not in allowed]
     offer = "; the espeak-ng voices speak it (leave --tts-model out, or pass --tts-backend espeak)"
     if foreign:
@@ -90,11 +95,11 @@ def foreign_script(text: str, language: str) -> str | None:
     if not counts:
         return None
     script = counts.most_common(1)[0][0]
-    return None if script in _LANGUAGE_SCRIPTS.get(language, {"LATIN"}) else _SCRIPTS[script]
+    return None if script in scripts_written(language) else _SCRIPTS[script]
 
 
 def written_in_latin(language: str) -> bool:
-    return "LATIN" in _LANGUAGE_SCRIPTS.get(language, {"LATIN"})
+    return "LATIN" in scripts_written(language)
 
 
 # Latin words (letters, with inner apostrophes and hyphens) and the spaces between them

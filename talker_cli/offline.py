@@ -26,6 +26,25 @@ def cache_root() -> Path:
     return user_cache() / "talker"
 
 
+def keep_in_cache(target: Path, data: bytes) -> Path | None:
+    """Write a file talker makes once (a patched voice model) whole or not at all: under a random name
+    beside it, then renamed, so processes making it at the same time never see half of one. None
+    when the cache cannot take it (read-only, full): the caller uses the data in memory."""
+    import contextlib
+    import secrets
+
+    temp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temp.write_bytes(data)
+        os.replace(temp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        return None
+    return target
+
+
 def work_cache_root() -> Path:
     """Finished stage results: $TALKER_WORK_CACHE, else under talker's cache."""
     explicit = os.environ.get("TALKER_WORK_CACHE")

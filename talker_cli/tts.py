@@ -51,11 +51,7 @@ def aligned_voice(model: Path) -> Path | None:
     """The voice with Piper's phoneme-alignment output added, made once per voice file and kept in
     talker's cache (patching it in memory on every load, 60 MB through onnx, cost 0.3 s of each TTS
     stage). None when the cache cannot take it: then Piper patches in memory as before."""
-    import contextlib
-    import os
-    import secrets
-
-    from .offline import cache_root
+    from .offline import cache_root, keep_in_cache
 
     info = model.stat()
     target = cache_root() / "piper" / f"{model.stem}-{info.st_size}-{info.st_mtime_ns}.onnx"
@@ -71,16 +67,7 @@ def aligned_voice(model: Path) -> Path | None:
         return None
     except ValueError:  # the voice has the output already
         return model
-    temp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temp.write_bytes(graph.SerializeToString())
-        os.replace(temp, target)  # whole or not at all, whoever else makes it at the same time
-    except OSError:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-        return None
-    return target
+    return keep_in_cache(target, graph.SerializeToString())
 
 
 class PiperTts:

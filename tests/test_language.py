@@ -436,3 +436,18 @@ def test_kokoro_bilabials_show_a_shut_mouth_while_the_sound_is_closed():
                 shut += mouth_close[int(quietest * track.fps)] >= 0.5
                 total += 1
     assert total >= 10 and shut >= 0.65 * total  # Piper's English: 21 of 28
+
+
+@pytest.mark.slow
+def test_kokoro_speaks_with_its_timings_when_the_cache_cannot_keep_its_model(tmp_path, monkeypatch):
+    from talker_cli.config import TtsConfig
+    from talker_cli.kokoro_tts import KokoroTts, timed_model
+
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))  # no folder can be made there
+    assert isinstance(timed_model(), bytes)  # the model in memory, not an error
+    voice = KokoroTts(TtsConfig(), "ja")
+    voice.load()
+    assert voice.synthesize("こんにちは。").native_phones
+    assert list(tmp_path.iterdir()) == [blocked]  # nothing half-written beside it
