@@ -5,7 +5,8 @@ NAME.wrd and NAME.txt beside it, runs what `talker render --audio` runs before d
 alignment, visemes, blendshapes) and scores it against the labels:
 
   boundary_within_25ms    phone boundaries within 25 ms of the labelled ones (TIMIT folded to 39
-                          phones, stop closure and release merged; the two phone strings are paired
+                          phones, stop closure and release merged, an affricate's closure
+                          joined to it; the two phone strings are paired
                           by edit distance, and a labelled boundary with no partner counts as a miss)
   median_boundary_ms      median |error| of the paired boundaries; bias_ms their signed mean
   viseme_frame_agreement  10 ms frames whose final viseme equals the labels' phones through the
@@ -47,6 +48,9 @@ TIMIT_TO_ARPABET = {
     "en": "N", "nx": "N", "eng": "NG", "dx": "D", "h#": "SIL", "pau": "SIL", "epi": "SIL",
 }
 CLOSURES = {"bcl": "B", "dcl": "D", "gcl": "G", "pcl": "P", "tcl": "T", "kcl": "K"}
+# An affricate is a stop closed and released as a fricative: TIMIT labels its closure with the stop's
+# ("tcl ch", "dcl jh"), while a dictionary's CH and JH include it.
+AFFRICATES = {"CH": "T", "JH": "D"}
 # The 39-phone folding of Lee and Hon (1989) on top of ARPAbet, for pairing the two strings.
 FOLD_39 = {"AO": "AA", "ZH": "SH"}
 
@@ -66,7 +70,8 @@ def read_timit_phones(path: Path) -> list[Phone]:
             phones.append(Phone(stop, start, end))
             continue
         arpabet = TIMIT_TO_ARPABET.get(label, label.upper())
-        if phones and i > 0 and rows[i - 1][2] in CLOSURES and CLOSURES[rows[i - 1][2]] == arpabet:
+        closed_as = AFFRICATES.get(arpabet, arpabet)  # the stop whose closure starts this phone
+        if phones and i > 0 and rows[i - 1][2] in CLOSURES and CLOSURES[rows[i - 1][2]] == closed_as:
             phones[-1] = Phone(arpabet, phones[-1].start_s, end)  # the release joins its closure
             continue
         if phones and arpabet == "SIL" and phones[-1].label == "SIL":

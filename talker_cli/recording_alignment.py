@@ -24,6 +24,7 @@ import numpy as np
 from .artifacts import AlignedSpan, Phone, PhoneTrack, Speech, Word
 from .errors import InputError
 from .phonemes import merge_adjacent
+from .speech_edges import snap_silence_edges
 
 MAX_SPAN_S = 20.0  # the longest stretch aligned at once
 MIN_SPLIT_S = 0.1  # a failed span is not cut into pieces shorter than this
@@ -164,5 +165,6 @@ def align_recording(speech: Speech, text: str, anchors: tuple[Word, ...], engine
         if speech.origin == "recording":
             raise InputError("no speech was found in the recording (no vowel was heard); pass a recording of speech")
         raise InputError("no speech was found in the synthesized speech (no vowel was heard); check the TTS voice")
-    phones = sorted(chain.phones, key=lambda p: p.start_s)
-    return PhoneTrack(tuple(merge_adjacent(phones)), tuple(chain.words), "pocketsphinx", tuple(chain.served))
+    phones = merge_adjacent(sorted(chain.phones, key=lambda p: p.start_s))
+    phones = snap_silence_edges(phones, speech.samples, speech.sample_rate)
+    return PhoneTrack(tuple(phones), tuple(chain.words), "pocketsphinx", tuple(chain.served))

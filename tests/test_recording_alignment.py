@@ -219,3 +219,15 @@ def test_a_long_recording_is_transcribed_in_windows_cut_where_it_is_quiet():
     starts = [w.start_s for w in transcript.words]
     assert starts[0] == 1.0 and 285 < starts[1] - 1.0 < 285.3 and 560 < starts[2] - 1.0 < 560.3
     assert transcript.text == "word word word"
+
+
+def test_the_benchmark_reads_a_closure_with_its_release_and_an_affricate_with_its_closure(tmp_path):
+    from lipsync import read_timit_phones
+
+    phn = tmp_path / "much.phn"  # "much time": m ah tcl ch, then tcl t ay m
+    rows = ["0 1600 h#", "1600 2400 m", "2400 4000 ah", "4000 4800 tcl", "4800 5600 ch", "5600 6400 tcl",
+            "6400 6800 t", "6800 8800 ay", "8800 9600 m", "9600 11200 h#"]
+    phn.write_text("\n".join(rows) + "\n")
+    phones = read_timit_phones(phn)
+    assert [p.label for p in phones] == ["SIL", "M", "AH", "CH", "T", "AY", "M", "SIL"]
+    assert (phones[3].start_s, phones[3].end_s) == (0.25, 0.35) and (phones[4].start_s, phones[4].end_s) == (0.35, 0.425)
