@@ -1,12 +1,13 @@
 """Languages benchmark: each language rendered with its default voice, then heard back.
 
-For each sentence: `talker render` with the language's default voice writes an MP4; its own audio
+For three sentences of each language: `talker render` with the language's default voice writes an MP4; its own audio
 is transcribed by the multilingual ASR (Whisper base) in that language and scored against the
 input text (character error rate, spaces and punctuation left out; and the reading error rate, the
 same over units of sound: pinyin syllables with tones for Mandarin, whichever characters wrote them,
 the kana of the reading for Japanese); the same audio, fed back as a recording, is aligned as
 `talker render --audio` would align it and its phone boundaries are compared with the voice's own
-phone timings (fraction within 25 ms). Prints one table.
+phone timings (fraction within 25 ms). Error rates are the mean over the sentences, boundaries are
+counted over all three. Prints one table.
 
     python bench/languages.py [--json]
 """
@@ -28,11 +29,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 SENTENCES = {
-    "zh": "今天天气很好，我们一起去公园散步吧。",
-    "ja": "こんにちは、わたしははなすかおです。",
-    "es": "Buenos días, me llamo Pablo y vivo en Madrid.",
-    "de": "Guten Morgen, ich wohne in Berlin und arbeite gern.",
-    "ru": "Доброе утро, меня зовут Иван, я живу в Москве.",
+    "zh": ["今天天气很好，我们一起去公园散步吧。", "我喜欢在周末看书和喝茶。", "这个城市的交通非常方便。"],
+    "ja": ["こんにちは、わたしははなすかおです。", "きょうはとてもいいてんきですね。", "えきまであるいてじゅっぷんです。"],
+    "es": ["Buenos días, me llamo Pablo y vivo en Madrid.", "Mañana vamos a la playa con mis amigos.",
+           "El tren sale a las ocho de la mañana."],
+    "de": ["Guten Morgen, ich wohne in Berlin und arbeite gern.", "Das Wetter ist heute sehr schön.",
+           "Wir fahren morgen mit dem Zug nach Hamburg."],
+    "ru": ["Доброе утро, меня зовут Иван, я живу в Москве.", "Сегодня хорошая погода, пойдём гулять.",
+           "Я люблю читать книги вечером."],
 }
 
 
@@ -93,28 +97,36 @@ def main() -> None:
 
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        for code, text in SENTENCES.items():
-            out = Path(folder) / f"{code}.mp4"
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "talker_cli", "render", "--photo", str(ROOT / "samples" / "face.png"),
-                            "--text", text, "--language", code, "-o", str(out), "-q", "--force"], check=True)
-            seconds = time.perf_counter() - started
-            manifest = json.loads(out.with_suffix(".json").read_text())
-            heard = Speech(decode_audio(out, ASR_RATE), ASR_RATE, "recording", source_path=out)
+        for code, texts in SENTENCES.items():
             asr = make_asr(AsrConfig(), code)
             asr.load()
-            transcript = asr.transcribe(heard)
-            asr.unload()
-            native = voice_timings(code, text)
             aligner = EspeakWarpAligner(code)
             aligner.load()
-            track = aligner.align(heard, transcript.text, transcript.words)
-            errors, missed = boundary_errors(native, list(track.phones))
+            cers, readings, heard_texts, errors, missed, seconds, audio_s = [], [], [], [], 0, 0.0, 0.0
+            for k, text in enumerate(texts):
+                out = Path(folder) / f"{code}{k}.mp4"
+                started = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "talker_cli", "render", "--photo", str(ROOT / "samples" / "face.png"),
+                                "--text", text, "--language", code, "-o", str(out), "-q", "--force"], check=True)
+                seconds += time.perf_counter() - started
+                manifest = json.loads(out.with_suffix(".json").read_text())
+                audio_s += manifest["video"]["duration_s"]
+                heard = Speech(decode_audio(out, ASR_RATE), ASR_RATE, "recording", source_path=out)
+                transcript = asr.transcribe(heard)
+                track = aligner.align(heard, transcript.text, transcript.words)
+                e, m = boundary_errors(voice_timings(code, text), list(track.phones))
+                errors += e
+                missed += m
+                cers.append(cer(text, transcript.text))
+                readings.append(edit_rate(reading(text, code), reading(transcript.text, code)))
+                heard_texts.append(transcript.text)
+            asr.unload()
+            aligner.unload()
             within = sum(abs(e) <= 0.025 for e in errors) / max(len(errors) + missed, 1)
-            rows.append({"language": code, "voice": manifest["stages"][5]["model"], "cer": round(cer(text, transcript.text), 3),
-                         "reading_error_rate": round(edit_rate(reading(text, code), reading(transcript.text, code)), 3),
-                         "heard": transcript.text, "boundary_within_25ms": round(within, 3),
-                         "seconds_per_audio_second": round(seconds / manifest["video"]["duration_s"], 3)})
+            rows.append({"language": code, "voice": manifest["stages"][5]["model"], "cer": round(sum(cers) / len(cers), 3),
+                         "reading_error_rate": round(sum(readings) / len(readings), 3),
+                         "heard": heard_texts, "boundary_within_25ms": round(within, 3), "boundaries": len(errors) + missed,
+                         "seconds_per_audio_second": round(seconds / audio_s, 3)})
             print(json.dumps(rows[-1], ensure_ascii=False), file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))

@@ -213,10 +213,12 @@ class EspeakWarpAligner:
     def __init__(self, language: str):
         self.language = language
         self.model_path = f"espeak-ng voice for {language}"
+        self.said = None  # Whisper's encoder, for the warp to match what is said
 
     def load(self) -> None:
         from .config import TtsConfig
         from .espeak_tts import EspeakTts
+        from .whisper_frames import WhisperFrames
 
         # Silence around the words, for the silence at a span's edges to be matched to (none: the
         # first and last sounds were stretched over it, 4 points fewer boundaries on real speech).
@@ -225,6 +227,10 @@ class EspeakWarpAligner:
             self.voice.load()
         except UsageError:  # a language espeak-ng has no voice for (Whisper heard one in noise): no warp
             self.voice = None
+            return
+        self.said = WhisperFrames()
+        self.said.load()
+        self.model_path = f"espeak-ng voice for {self.language}, matched with Whisper base's encoder"
 
     def dictionary_words(self, text: str) -> list[str]:
         return [text.strip()] if any(c.isalpha() for c in text) else []
@@ -253,7 +259,8 @@ class EspeakWarpAligner:
         phones = voice.native_phones or ()  # its pauses too: a pause in the words is a rest of the mouth
         if not any(p.label != "SIL" for p in phones):
             raise AlignmentFailed(f"espeak-ng gave no phones for {' '.join(words)!r}")
-        return align_to_synthesis(samples, resample(voice.samples, voice.sample_rate, RATE), phones, labelled, offset_s)
+        return align_to_synthesis(samples, resample(voice.samples, voice.sample_rate, RATE), phones, labelled, offset_s,
+                                  self.said)
 
     def recognize(self, samples: np.ndarray, offset_s: float) -> list[Phone]:
         raise AlignmentFailed(f"no phone recognizer for {self.language}")
@@ -263,7 +270,9 @@ class EspeakWarpAligner:
         return PhoneTrack(track.phones, track.words, self.name, track.spans)
 
     def unload(self) -> None:
-        pass
+        if self.said is not None:
+            self.said.unload()
+        self.said = None
 
 
 def make_aligner(config: AlignmentConfig, speech: Speech, language: str = "en") -> Aligner:

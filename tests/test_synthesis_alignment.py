@@ -73,7 +73,9 @@ def test_real_speech_of_another_voice_is_timed_far_closer_than_spread_over_its_w
         errors, missed = boundary_errors(truth, list(aligner.align(speech, text, words).phones))
         within += sum(abs(e) <= 0.025 for e in errors)
         total += len(errors) + missed
-    assert within / total >= 0.4  # 58 utterances: 0.52 warped, 0.14 spread over the ASR's words
+    # these four: 0.61 matched on cepstra and Whisper's encoder, 0.54 on cepstra alone; all 58 utterances
+    # 0.61 and 0.58, spread over the ASR's words 0.14
+    assert within / total >= 0.58
 
 
 def test_a_span_too_long_to_warp_is_left_to_the_chain_not_warped():
@@ -93,3 +95,15 @@ def test_a_language_espeak_has_no_voice_for_is_not_warped_and_not_an_error_at_lo
     aligner.load()
     with pytest.raises(AlignmentFailed):  # the chain goes on to its other paths
         aligner.force(np.zeros(16000, np.float32), ["hei"], 0.0)
+
+
+def test_whisper_describes_every_20_ms_of_a_sound_of_any_length():
+    from talker_cli.whisper_frames import FRAME_S, WhisperFrames
+
+    said = WhisperFrames()
+    said.load()
+    rng = np.random.default_rng(0)
+    for seconds in (0.013, 2.5, 31.0):  # under a frame; a sentence; over the encoder's 30 s
+        rows = said(0.1 * rng.standard_normal(int(seconds * 16000)).astype(np.float32))
+        assert abs(len(rows) - seconds / FRAME_S) <= 2
+        assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-4)
