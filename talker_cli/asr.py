@@ -15,7 +15,7 @@ import numpy as np
 from .artifacts import Speech, Transcript, Word
 from .offline import cache_root, whisper_cache
 from .config import AsrConfig
-from .errors import ModelMissingError, UsageError
+from .errors import InputError, ModelMissingError, UsageError
 
 ASR_RATE = 16000
 
@@ -110,6 +110,12 @@ def multilingual_whisper() -> Path:
     return folder
 
 
+# Below this, Whisper's language guess is a guess: espeak-ng's Russian and German sentences were taken
+# for Thai (0.15), Finnish (0.20) and Japanese (0.24), its Mandarin was Mandarin at 0.47, real English
+# speech (jfk.flac) English at 0.94. It cannot catch every wrong guess (espeak-ng's Spanish was Thai
+# at 0.63).
+MIN_LANGUAGE_PROBABILITY = 0.3
+
 # Whisper's own signs of a transcript that is not the language it was asked for (hallucinated
 # repetitions, low confidence, "no speech"), a little stricter than its retry thresholds: English
 # speech (TIMIT, 58 utterances) stayed within compression 1.4, log-probability -0.61, no-speech 0.07.
@@ -167,7 +173,12 @@ class FasterWhisperAsr:
         english = self.transcribe_with("given", speech, "en", doubts)
         if english.text and not any(doubts):
             return english
-        language = self.model("multilingual").detect_language(np.ascontiguousarray(speech.samples[: 30 * ASR_RATE]))[0]
+        language, probability, ranked = self.model("multilingual").detect_language(
+            np.ascontiguousarray(speech.samples[: 30 * ASR_RATE]))
+        if probability < MIN_LANGUAGE_PROBABILITY:
+            heard = ", ".join(f"{code} {p:.2f}" for code, p in ranked[:3])
+            raise InputError(f"the recording's language could not be told (Whisper's guesses: {heard}); if it is "
+                             "speech, pass --language CODE")
         if language == "en":
             self.model_path = str(self.paths["given"])
             return english

@@ -453,3 +453,64 @@ def test_kokoro_speaks_with_its_timings_when_the_cache_cannot_keep_its_model(tmp
     voice.load()
     assert voice.synthesize("こんにちは。").native_phones
     assert list(tmp_path.iterdir()) == [blocked]  # nothing half-written beside it
+
+
+class _Segment:
+    def __init__(self, text: str, doubtful: bool):
+        self.text, self.words = text, []
+        self.compression_ratio, self.avg_logprob, self.no_speech_prob = (3.0 if doubtful else 1.2), -0.3, 0.01
+
+
+class _Whisper:
+    """A faster-whisper model's answers, given: its transcript, and the language it guesses."""
+
+    def __init__(self, text: str = "", doubtful: bool = False, guess: tuple = ()):
+        self.text, self.doubtful, self.guess = text, doubtful, guess
+
+    def transcribe(self, samples, language=None, **options):
+        from types import SimpleNamespace
+
+        return iter([_Segment(self.text, self.doubtful)]), SimpleNamespace(language=language or "en")
+
+    def detect_language(self, samples):
+        return self.guess
+
+
+def asr_answering(guess: tuple):
+    from talker_cli.asr import FasterWhisperAsr
+    from talker_cli.config import AsrConfig
+
+    asr = FasterWhisperAsr(AsrConfig())
+    asr.paths["multilingual"] = Path("whisper-base")
+    asr.models = {"given": _Whisper("thank you for watching", doubtful=True),
+                  "multilingual": _Whisper("привет", guess=guess)}
+    return asr
+
+
+def test_a_recording_whose_language_whisper_can_only_guess_is_refused_naming_the_flag():
+    from talker_cli.artifacts import Speech
+    from talker_cli.errors import InputError
+
+    speech = Speech(np.zeros(16000, np.float32), 16000, "recording")
+    unsure = ("th", 0.15, [("th", 0.15), ("cs", 0.12), ("fi", 0.10)])  # espeak-ng's Russian, as Whisper base heard it
+    with pytest.raises(InputError, match=r"th 0\.15, cs 0\.12, fi 0\.10.*--language"):
+        asr_answering(unsure).transcribe(speech)
+    sure = ("ru", 0.9, [("ru", 0.9)])
+    transcript = asr_answering(sure).transcribe(speech)
+    assert (transcript.text, transcript.language) == ("привет", "ru")
+
+
+@pytest.mark.slow
+def test_espeak_russian_is_not_taken_for_another_language_with_exit_0(tmp_path, face_photo):
+    import subprocess
+
+    recording = tmp_path / "ru.wav"  # Whisper base guesses Thai for it, at 0.15
+    subprocess.run(["espeak-ng", "-v", "ru", "-w", str(recording), "Доброе утро, меня зовут Иван, я живу в Москве."],
+                   check=True)
+    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--audio", str(recording),
+                                 "-o", str(tmp_path / "ru.mp4"), "-q"])
+    assert result.exit_code == 3 and "--language" in result.stderr
+    assert not (tmp_path / "ru.mp4").exists()
+    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--audio", str(recording), "--language", "ru",
+                                 "-o", str(tmp_path / "ru.mp4"), "-q"])
+    assert result.exit_code == 0, result.stderr
