@@ -88,7 +88,7 @@ def ipa_of(text: str, voice: str) -> str:
         if not clause:
             break
         ipa.append(clause.decode("utf-8", "replace"))
-    return _sounds(" ".join(ipa))
+    return _sounds(" ".join(ipa), voice)
 
 
 def spelled_for(voice: str, text: str) -> str:
@@ -192,26 +192,29 @@ class EspeakTts:
         samples = np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
         if not any(ipa.strip() for _, ipa in marks):
             return samples, []
-        return samples, _symbols(marks, len(samples), rate)
+        return samples, _symbols(marks, len(samples), rate, voice)
 
     def unload(self) -> None:
         pass
 
 
-def _sounds(ipa: str) -> str:
-    """espeak-ng's IPA as sounds only: its retroflex spelling "s." made IPA; stress, syllable marks and
-    tone numbers left out."""
+def _sounds(ipa: str, voice: str = "") -> str:
+    """espeak-ng's IPA as sounds only: its retroflex spelling "s." made IPA, its Mandarin aspiration
+    (written "h": Mandarin's own h is "χ") made the diacritic it is, so "th" is one aspirated t and not
+    t then h; stress, syllable marks and tone numbers left out."""
     ipa = re.sub(r"([sz])\.", lambda m: {"s": "ʂ", "z": "ʐ"}[m.group(1)], ipa)
+    if voice.startswith("cmn"):
+        ipa = ipa.replace("h", "ʰ")
     return re.sub(r"[ˈˌ.'\d]", "", ipa)
 
 
-def _symbols(marks: list[tuple[int, str]], total: int, rate: int) -> list[tuple[str, float]]:
+def _symbols(marks: list[tuple[int, str]], total: int, rate: int, voice: str = "") -> list[tuple[str, float]]:
     """Phoneme events -> one (IPA code point, seconds) per code point, the event's time shared among
     its code points; a pause is a space (silence), as Piper's alignments are."""
     symbols = []
     for (start, ipa), (end, _) in zip(marks, marks[1:] + [(total, "")]):
         seconds = max(end - start, 0) / rate
-        points = list(_sounds(ipa)) or [" "]
+        points = list(_sounds(ipa, voice)) or [" "]
         symbols += [(point, seconds / len(points)) for point in points]
     lead = marks[0][0] / rate if marks else 0.0
     return ([(" ", lead)] if lead > 0 else []) + symbols

@@ -37,6 +37,9 @@ IPA_TO_ARPABET.update({
     "ħ": "HH", "ʕ": "HH", "ɦ": "HH", "ʝ": "Y", "ɰ": "W", "ɥ": "W", "ɴ": "NG",
     # affricates written as one letter (Kokoro's phonemes): the mouth of their sibilant
     "ʨ": "CH", "ʥ": "JH", "ʧ": "CH", "ʤ": "JH", "ʦ": "S", "ʣ": "Z", "ꭧ": "CH",
+    # and as two (espeak-ng's Mandarin j/q and zh/ch, Japanese ち, Russian ч): one phone, as tʃ is,
+    # not a t and then a sibilant ("ts" stays two: English "cats")
+    "tɕ": "CH", "dʑ": "JH", "tʂ": "CH", "dʐ": "JH", "ʈʂ": "CH", "ɖʐ": "JH",
 })
 _PREFIX_MARKS = {"ˈ", "ˌ"}  # stress: its time belongs to the next phoneme
 _SILENCE = set(".,;:!?—–-…\"'()[]") | {"^", "$", "_"}

@@ -1,6 +1,6 @@
 import pytest
 
-from talker_cli.phonemes import arpabet_label, ipa_durations_to_phones
+from talker_cli.phonemes import arpabet_label, ipa_durations_to_phones, ipa_labels
 
 
 def labels(phones):
@@ -45,3 +45,14 @@ def test_a_letter_written_with_its_diacritic_is_its_letter_not_lost():
     phones, _ = ipa_durations_to_phones([("w", 0.05), ("ä", 0.1), ("t", 0.05), ("ä", 0.1), ("\u0308", 0.02)])
     assert [p.label for p in phones] == ["W", "AA", "T", "AA"]
     assert phones[1].end_s - phones[1].start_s == pytest.approx(0.1) and phones[-1].end_s == pytest.approx(0.32)
+
+
+def test_affricates_written_as_two_letters_are_one_phone_and_mandarin_aspiration_is_no_h():
+    from talker_cli.espeak_tts import pronounce
+
+    assert pronounce("吃", "zh") == ["CH", "IY"]  # espeak-ng: ts.hi -> tʂʰi, not T SH HH IY
+    assert pronounce("天", "zh")[:1] == ["T"] and "HH" not in pronounce("天", "zh")  # tʰ
+    assert pronounce("喝", "zh")[:1] == ["K"]  # Mandarin's own h (χ) is still a sound of its own
+    assert "CH" in pronounce("ちいさい", "ja") and "SH" not in pronounce("ちいさい", "ja")  # tɕ
+    assert pronounce("cats", "en")[-2:] == ["T", "S"]  # "ts" stays two
+    assert ipa_labels(list("tɕi")) == ["CH", "IY"] and ipa_labels(list("ʈʂa")) == ["CH", "AA"]
