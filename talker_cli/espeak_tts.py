@@ -210,11 +210,11 @@ def _sounds(ipa: str, voice: str = "") -> str:
 
 def _symbols(marks: list[tuple[int, str]], total: int, rate: int, voice: str = "") -> list[tuple[str, float]]:
     """Phoneme events -> one (IPA code point, seconds) per code point, the event's time shared among
-    its code points; a pause is a space (silence), as Piper's alignments are."""
+    its code points; a pause is "_" (silence), a word's start a space (no pause unless one is there)."""
     symbols = []
     for (start, ipa), (end, _) in zip(marks, marks[1:] + [(total, "")]):
         seconds = max(end - start, 0) / rate
-        points = list(_sounds(ipa, voice)) or [" "]
+        points = list(_sounds(ipa, voice)) or ["_"]  # a pause
         symbols += [(point, seconds / len(points)) for point in points]
     lead = marks[0][0] / rate if marks else 0.0
     return ([(" ", lead)] if lead > 0 else []) + symbols

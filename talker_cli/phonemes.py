@@ -93,6 +93,15 @@ def ipa_durations_to_phones(
             pending += duration
             i += 1
             continue
+        elif symbol == _WORD_BREAK and phones and phones[-1].label != "SIL" and _sound_follows(symbols, i):
+            # a space between two words spoken on is no pause: its time (often a stop's closure, or
+            # the glide into the next word) goes to the sound after it, as an aligner would time it
+            if word_start is not None:
+                words.append((word_start, t))
+                word_start = None
+            pending += duration
+            i += 1
+            continue
         elif symbol == _WORD_BREAK or symbol in _SILENCE:
             label, step = "SIL", 1
         else:  # length marks, combining diacritics: extend what came before
@@ -118,6 +127,11 @@ def ipa_durations_to_phones(
     if word_start is not None:
         words.append((word_start, t))
     return merge_adjacent(phones), words
+
+
+def _sound_follows(symbols: Sequence[tuple[str, float]], i: int) -> bool:
+    """Whether the next symbol after position i is part of a sound, not a pause."""
+    return i + 1 < len(symbols) and symbols[i + 1][0] != _WORD_BREAK and symbols[i + 1][0] not in _SILENCE
 
 
 def _letter_of(symbol: str) -> str:

@@ -30,7 +30,18 @@ def test_track_is_contiguous_and_keeps_total_time():
     for a, b in zip(phones, phones[1:]):
         assert a.end_s == pytest.approx(b.start_s)
     assert len(words) == 2
-    assert words[1][0] == pytest.approx(1.15)
+    assert words[1][0] == pytest.approx(1.11)  # the space between the words is the next word's onset
+
+
+def test_a_space_between_words_spoken_on_is_no_pause_but_one_after_a_comma_or_at_the_start_is():
+    symbols = [(" ", 0.2), ("ɐ", 0.05), ("p", 0.03), (" ", 0.04), ("b", 0.05), ("i", 0.05), (",", 0.1), (" ", 0.06),
+               ("m", 0.05), ("a", 0.05)]
+    phones, words = ipa_durations_to_phones(symbols)
+    assert labels(phones) == ["SIL", "AH", "P", "B", "IY", "SIL", "M", "AA"]
+    b = phones[3]
+    assert (b.start_s, b.end_s) == (pytest.approx(0.28), pytest.approx(0.37))  # the gap is b's closure
+    assert phones[5].end_s - phones[5].start_s == pytest.approx(0.16)  # comma and space: a pause
+    assert [round(a, 2) for a, _ in words] == [0.2, 0.28, 0.58]
 
 
 def test_arpabet_labels_drop_stress_and_unknowns_become_silence():
@@ -56,3 +67,20 @@ def test_affricates_written_as_two_letters_are_one_phone_and_mandarin_aspiration
     assert "CH" in pronounce("ちいさい", "ja") and "SH" not in pronounce("ちいさい", "ja")  # tɕ
     assert pronounce("cats", "en")[-2:] == ["T", "S"]  # "ts" stays two
     assert ipa_labels(list("tɕi")) == ["CH", "IY"] and ipa_labels(list("ʈʂa")) == ["CH", "AA"]
+
+
+def test_espeak_keeps_its_pauses_and_runs_its_words_together():
+    from talker_cli.config import TtsConfig
+    from talker_cli.espeak_tts import EspeakTts, _symbols
+
+    voice = EspeakTts(TtsConfig(lead_silence_s=0.0, tail_silence_s=0.0), "es")
+    phones = list(voice.synthesize("Buenos días, me llamo Pablo.").native_phones)
+    inner = phones[1:-1]
+    pauses = [p for p in inner if p.label == "SIL" and p.end_s - p.start_s >= 0.1]
+    assert len(pauses) == 1  # the comma's
+    me = [i for i, p in enumerate(inner) if p.label == "M"][0]
+    assert labels(inner[me:me + 3]) == ["M", "EH", "L"]  # "me llamo": no silence between the words
+    # a pause event of its own between two sounds (espeak-ng's "días" has one) stays a pause
+    marks = [(0, "d"), (1000, "i"), (2000, ""), (3000, "a"), (4000, " "), (4000, "s")]
+    timed, _ = ipa_durations_to_phones(_symbols(marks, 5000, 10000))
+    assert labels(timed) == ["D", "IY", "SIL", "AA", "S"]
