@@ -192,7 +192,7 @@ class EspeakTts:
         samples = np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
         if not any(ipa.strip() for _, ipa in marks):
             return samples, []
-        return samples, _symbols(marks, len(samples), rate, voice)
+        return samples, _symbols(marks, samples, rate, voice)
 
     def unload(self) -> None:
         pass
@@ -208,13 +208,21 @@ def _sounds(ipa: str, voice: str = "") -> str:
     return re.sub(r"[ˈˌ.'\d]", "", ipa)
 
 
-def _symbols(marks: list[tuple[int, str]], total: int, rate: int, voice: str = "") -> list[tuple[str, float]]:
+_PAUSE_LEVEL = 0.01  # an unnamed event 40 dB under the utterance's loudness is silence (espeak-ng's are digital silence)
+
+
+def _symbols(marks: list[tuple[int, str]], samples: np.ndarray, rate: int, voice: str = "") -> list[tuple[str, float]]:
     """Phoneme events -> one (IPA code point, seconds) per code point, the event's time shared among
-    its code points; a pause is "_" (silence), a word's start a space (no pause unless one is there)."""
+    its code points; a word's start is a space (no pause unless one is there). An event with no IPA
+    is a pause ("_") where espeak-ng is silent; where it is not (Mandarin tones, a Spanish hiatus, a
+    Russian soft sign's glide), its time lengthens the sound before it."""
+    loudness = float(np.sqrt(np.mean(samples ** 2))) if len(samples) else 0.0
     symbols = []
-    for (start, ipa), (end, _) in zip(marks, marks[1:] + [(total, "")]):
+    for (start, ipa), (end, _) in zip(marks, marks[1:] + [(len(samples), "")]):
         seconds = max(end - start, 0) / rate
-        points = list(_sounds(ipa, voice)) or ["_"]  # a pause
+        heard = float(np.sqrt(np.mean(samples[start:end] ** 2))) if end > start else 0.0
+        pause = "_" if end > start and heard < _PAUSE_LEVEL * loudness else "ː"
+        points = list(_sounds(ipa, voice)) or [pause]
         symbols += [(point, seconds / len(points)) for point in points]
     lead = marks[0][0] / rate if marks else 0.0
     return ([(" ", lead)] if lead > 0 else []) + symbols

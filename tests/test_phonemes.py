@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from talker_cli.phonemes import arpabet_label, ipa_durations_to_phones, ipa_labels
@@ -81,6 +82,10 @@ def test_espeak_keeps_its_pauses_and_runs_its_words_together():
     me = [i for i, p in enumerate(inner) if p.label == "M"][0]
     assert labels(inner[me:me + 3]) == ["M", "EH", "L"]  # "me llamo": no silence between the words
     # a pause event of its own between two sounds (espeak-ng's "días" has one) stays a pause
-    marks = [(0, "d"), (1000, "i"), (2000, ""), (3000, "a"), (4000, " "), (4000, "s")]
-    timed, _ = ipa_durations_to_phones(_symbols(marks, 5000, 10000))
+    sound = np.full(6000, 0.3, np.float32)
+    sound[2000:3000] = 0.0  # silent
+    marks = [(0, "d"), (1000, "i"), (2000, ""), (3000, "a"), (4000, ""), (4500, " "), (4500, "s"), (5000, "")]
+    timed, _ = ipa_durations_to_phones(_symbols(marks, sound, 10000))
     assert labels(timed) == ["D", "IY", "SIL", "AA", "S"]
+    assert timed[3].end_s == pytest.approx(0.45)  # a loud unnamed event (a tone, a glide) is the sound before it
+    assert timed[4].end_s == pytest.approx(0.6)
