@@ -216,13 +216,13 @@ def _symbols(marks: list[tuple[int, str]], samples: np.ndarray, rate: int, voice
     its code points; a word's start is a space (no pause unless one is there). An event with no IPA
     is a pause ("_") where espeak-ng is silent; where it is not (Mandarin tones, a Spanish hiatus, a
     Russian soft sign's glide), its time lengthens the sound before it."""
-    loudness = float(np.sqrt(np.mean(samples ** 2))) if len(samples) else 0.0
+    rms = lambda part: float(np.sqrt(np.mean(part ** 2))) if len(part) else 0.0  # noqa: E731
+    loudness = rms(samples)
     symbols = []
     for (start, ipa), (end, _) in zip(marks, marks[1:] + [(len(samples), "")]):
         seconds = max(end - start, 0) / rate
-        heard = float(np.sqrt(np.mean(samples[start:end] ** 2))) if end > start else 0.0
-        pause = "_" if end > start and heard < _PAUSE_LEVEL * loudness else "ː"
-        points = list(_sounds(ipa, voice)) or [pause]
+        silent = end > start and rms(samples[start:end]) < _PAUSE_LEVEL * loudness
+        points = list(_sounds(ipa, voice)) or ["_" if silent else "ː"]
         symbols += [(point, seconds / len(points)) for point in points]
     lead = marks[0][0] / rate if marks else 0.0
     return ([(" ", lead)] if lead > 0 else []) + symbols

@@ -12,7 +12,6 @@ import numpy as np
 
 from .errors import ModelMissingError
 
-RATE = 16000
 FRAME_S = 0.02  # one encoder frame per two 10 ms mel frames
 _MEL_FRAMES = 3000  # the encoder's 30 s
 
@@ -43,7 +42,8 @@ class WhisperFrames:
         rows = []
         for start in range(0, max(mel.shape[1], 1), _MEL_FRAMES):
             piece = mel[:, start:start + _MEL_FRAMES]
-            piece = np.pad(piece, ((0, 0), (0, max(2, piece.shape[1] + piece.shape[1] % 2) - piece.shape[1])))
+            even = max(2, piece.shape[1] + piece.shape[1] % 2)  # the encoder halves the frames
+            piece = np.pad(piece, ((0, 0), (0, even - piece.shape[1])))
             encoded = self.model.encode(ctranslate2.StorageView.from_array(np.ascontiguousarray(piece[None])), to_cpu=True)
             rows.append(np.array(encoded)[0])
         said = np.concatenate(rows)
