@@ -100,6 +100,29 @@ def symbol_times(symbols: str, frames: np.ndarray) -> list[tuple[str, float]]:
     return [(" ", float(seconds[0]))] + inner + [(" ", float(seconds[-1]))]
 
 
+SILENT_DB = 45.0  # this far under the loudest moment of a sentence, the voice is silent
+
+
+def end_at_silence(times: list[tuple[str, float]], audio: np.ndarray) -> list[tuple[str, float]]:
+    """The durations run on after the sound has stopped: every Japanese sentence ending in a vowel
+    (です, ですね, ます) kept its last vowel 0.45-0.5 s into silence. Time after the last moment within
+    SILENT_DB of the loudest goes to the closing pause, the total unchanged."""
+    from .speech_edges import HOP_S, loudness_db
+
+    loudness = loudness_db(audio, RATE)
+    audible = np.flatnonzero(loudness >= loudness.max() - SILENT_DB) if len(loudness) else []
+    if not len(audible):
+        return times
+    sound_end = (audible[-1] + 1) * HOP_S
+    kept, t, cut = [], 0.0, 0.0
+    for symbol, seconds in times[:-1]:
+        keep = min(seconds, max(sound_end - t, 0.0))
+        kept.append((symbol, keep))
+        cut += seconds - keep
+        t += seconds
+    return kept + [(times[-1][0], times[-1][1] + cut)]
+
+
 def mandarin_g2p():
     """misaki's Chinese G2P, its word splitter (jieba) quiet and its dictionary cache in talker's own
     cache folder (jieba's default is a fixed name in the shared temporary folder, which it loads)."""
@@ -195,7 +218,8 @@ class KokoroTts:
         audio, logits = self.session.run(None, {"tokens": np.array([tokens], np.int64), "style": style,
                                                 "speed": np.array([speed], np.float32)})
         frames = np.maximum(np.round((1.0 / (1.0 + np.exp(-logits[0]))).sum(-1) / speed), 1)
-        return np.asarray(audio, np.float32).ravel(), symbol_times(symbols, frames)
+        audio = np.asarray(audio, np.float32).ravel()
+        return audio, end_at_silence(symbol_times(symbols, frames), audio)
 
     def unload(self) -> None:
         self.session = self.vocab = self.style = self.g2p = None

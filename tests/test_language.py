@@ -355,6 +355,33 @@ def test_kokoro_durations_become_symbol_times_with_pauses_at_both_ends():
     assert all(len(p) <= 100 for p in pieces) and "".join(pieces).replace(" ", "") == ("koɲɲiʨiβa,βataɕiβahanasɨkaodesɨ." * 40)
 
 
+def test_time_after_the_voice_has_stopped_goes_to_the_closing_pause():
+    from talker_cli.kokoro_tts import RATE, end_at_silence
+
+    audio = np.zeros(int(1.5 * RATE), np.float32)
+    audio[int(0.1 * RATE):int(1.0 * RATE)] = 0.3 * np.sin(np.arange(int(0.9 * RATE)) * 0.05)
+    times = [(" ", 0.1), ("a", 0.5), ("ɨ", 0.6), (".", 0.2), (" ", 0.1)]  # ɨ said to last until 1.2 s
+    kept = end_at_silence(times, audio)
+    assert [s for s, _ in kept] == [s for s, _ in times]
+    assert [t for _, t in kept] == pytest.approx([0.1, 0.5, 0.4, 0.0, 0.5], abs=0.006)  # the sound stops at 1.0 s
+    assert sum(t for _, t in kept) == pytest.approx(1.5)
+
+
+@pytest.mark.slow
+def test_a_japanese_sentence_ends_where_its_sound_does():
+    from talker_cli.config import TtsConfig
+    from talker_cli.speech_edges import loudness_db
+    from talker_cli.tts import make_tts
+
+    voice = make_tts(TtsConfig(), "ja")
+    voice.load()
+    speech = voice.synthesize("ありがとうございます。")  # its last vowel was timed 0.5 s into silence
+    last = [p for p in speech.native_phones if p.label != "SIL"][-1]
+    loudness = loudness_db(speech.samples, speech.sample_rate)
+    sound_end = (np.flatnonzero(loudness >= loudness.max() - 45)[-1] + 1) * 0.0025
+    assert abs(last.end_s - sound_end) <= 0.03
+
+
 @pytest.mark.slow
 def test_the_japanese_voice_is_kokoro_and_its_timings_cover_its_sound():
     from talker_cli.config import TtsConfig
