@@ -2,7 +2,8 @@
 
 Viseme set: the 15 visemes of Oculus/OpenXR (sil PP FF TH DD kk CH SS nn RR aa E I O U).
 Rules: HH takes the shape of the sound after it; pauses shorter than hold_pause_s keep the shape
-before them; no shape is shorter than min_shape_s, and lip closures are never dropped.
+before them; no shape is shorter than min_shape_s, and lip closures are never dropped and last at
+least min_closure_s.
 """
 
 from __future__ import annotations
@@ -74,11 +75,14 @@ def hold_short_pauses(segments: Sequence[VisemeSegment], hold_pause_s: float) ->
     return _join_equal(out)
 
 
-def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float) -> list[VisemeSegment]:
-    """Lengthen short shapes by borrowing from a long neighbour; drop them when no neighbour can lend.
+def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float,
+                         min_closure_s: float | None = None) -> list[VisemeSegment]:
+    """Lengthen short shapes by borrowing from their neighbours (half from each where both can lend,
+    so the shape stays centred on its sound; else from the one that can); drop them when none can.
 
     A lip closure (PP) is never dropped: the eye checks that lips meet on P, B and M, so a closure
-    takes the time it needs from its longer neighbour even when that leaves the neighbour short.
+    takes the time it needs from its longer neighbour even when that leaves the neighbour short, and
+    its minimum is min_closure_s (min_shape_s when not given).
     The shortest short shape goes first (closures before all others). A heap finds it and a linked
     list keeps the neighbours, so an hour of speech takes as long per second as a sentence.
     """
@@ -94,10 +98,16 @@ def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float) 
     def length(k: int) -> float:
         return end[k] - start[k]
 
+    def minimum(k: int) -> float:
+        return min_closure_s if shape[k] == "PP" and min_closure_s is not None else min_shape_s
+
+    def short(k: int) -> bool:
+        return length(k) < minimum(k) - 1e-9
+
     def key(k: int) -> tuple[bool, float]:
         return shape[k] != "PP", length(k)
 
-    queue = [(key(k), k) for k in range(n) if length(k) < min_shape_s - 1e-9]
+    queue = [(key(k), k) for k in range(n) if short(k)]
     heapq.heapify(queue)
 
     def unlink(k: int) -> None:
@@ -122,21 +132,23 @@ def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float) 
             while alive[k] and after[k] >= 0 and shape[after[k]] == shape[k]:
                 end[k] = end[after[k]]
                 unlink(after[k])
-            if alive[k] and length(k) < min_shape_s - 1e-9:
+            if alive[k] and short(k):
                 heapq.heappush(queue, (key(k), k))
 
     for _ in range(4 * n + 4):  # every pass lengthens one shape to the minimum or drops one
-        while queue and not (alive[queue[0][1]] and length(queue[0][1]) < min_shape_s - 1e-9
-                             and queue[0][0] == key(queue[0][1])):
+        while queue and not (alive[queue[0][1]] and short(queue[0][1]) and queue[0][0] == key(queue[0][1])):
             heapq.heappop(queue)  # an entry made stale by a change to its shape
         if not queue or count < 2:
             break
         i = heapq.heappop(queue)[1]
-        need = min_shape_s - length(i)
+        need = minimum(i) - length(i)
         b, a = before[i], after[i]
-        spare_before = length(b) - min_shape_s if b >= 0 else -1.0
-        spare_after = length(a) - min_shape_s if a >= 0 else -1.0
-        if max(spare_before, spare_after) >= need or shape[i] == "PP":
+        spare_before = length(b) - minimum(b) if b >= 0 else -1.0
+        spare_after = length(a) - minimum(a) if a >= 0 else -1.0
+        if min(spare_before, spare_after) >= need / 2:  # both lend half: the shape stays centred on its sound
+            start[i], end[b] = start[i] - need / 2, end[b] - need / 2
+            end[i], start[a] = end[i] + need / 2, start[a] + need / 2
+        elif max(spare_before, spare_after) >= need or shape[i] == "PP":
             if a >= 0 and (b < 0 or spare_after >= spare_before):
                 take = min(need, length(a))
                 end[i] += take
@@ -165,7 +177,8 @@ def _length(segment: VisemeSegment) -> float:
 
 
 def viseme_track(phones: Sequence[Phone], config: VisemeConfig) -> list[VisemeSegment]:
-    """The final shapes: no shape shorter than min_shape_s and every lip closure kept.
+    """The final shapes: no shape shorter than min_shape_s, and every lip closure kept and at least
+    min_closure_s long.
 
     Vowels are not moved earlier here, as Rhubarb does for its discrete mouths: the blendshape
     transitions (blendshapes.py) start each shape ahead of its sound, within anticipation_s. Moving
@@ -173,4 +186,4 @@ def viseme_track(phones: Sequence[Phone], config: VisemeConfig) -> list[VisemeSe
     """
     segments = phones_to_segments(phones)
     segments = hold_short_pauses(segments, config.hold_pause_s)
-    return enforce_min_duration(segments, config.min_shape_s)
+    return enforce_min_duration(segments, config.min_shape_s, config.min_closure_s)

@@ -47,6 +47,21 @@ def test_short_shape_borrows_time_from_a_long_neighbour():
     assert out[0].start_s == 0 and out[-1].end_s == 0.6  # total time is kept
 
 
+def test_a_short_shape_is_lengthened_around_its_own_centre_when_both_neighbours_can_lend():
+    segments = [seg("aa", 0, 0.3), seg("SS", 0.3, 0.33), seg("E", 0.33, 0.6)]
+    out = enforce_min_duration(segments, 0.07)
+    assert names(out) == ["aa", "SS", "E"]
+    assert (out[1].start_s, out[1].end_s) == (pytest.approx(0.28), pytest.approx(0.35))  # centre 0.315 kept
+
+
+def test_a_closure_has_a_minimum_of_its_own():
+    segments = [seg("aa", 0, 0.3), seg("PP", 0.3, 0.35), seg("SS", 0.35, 0.4), seg("E", 0.4, 0.7)]
+    out = enforce_min_duration(segments, 0.05, 0.07)
+    assert names(out) == ["aa", "PP", "SS", "E"]
+    assert out[1].end_s - out[1].start_s == pytest.approx(0.07)
+    assert out[2].end_s - out[2].start_s >= 0.05 - 1e-9
+
+
 def test_short_shape_between_short_neighbours_is_absorbed():
     segments = [seg("DD", 0, 0.05), seg("kk", 0.05, 0.08), seg("nn", 0.08, 0.13)]
     out = enforce_min_duration(segments, 0.07)
@@ -102,7 +117,9 @@ PIPER_LIKE = [Phone("SIL", 0, 0.4), Phone("AH", 0.4, 0.46), Phone("B", 0.46, 0.5
 def test_no_shape_in_the_final_track_is_shorter_than_the_minimum():
     config = VisemeConfig()
     segments = viseme_track(PIPER_LIKE, config)
+    assert config.min_closure_s > config.min_shape_s
     assert all(s.end_s - s.start_s >= config.min_shape_s - 1e-9 for s in segments)
+    assert all(s.end_s - s.start_s >= config.min_closure_s - 1e-9 for s in segments if s.viseme == "PP")
     assert segments[0].start_s == 0 and segments[-1].end_s == 2.0  # nothing lost at the ends
     assert all(a.end_s == pytest.approx(b.start_s) for a, b in zip(segments, segments[1:]))
 
@@ -138,23 +155,28 @@ def test_a_closure_is_forced_shut_from_the_frame_it_starts_in(fps):
     assert all(w[k, INDEX["mouthClose"]] >= 0.89 for k in range(first, last + 1))  # not a frame late
 
 
-def _reference_min_duration(segments, min_shape_s):
+def _reference_min_duration(segments, min_shape_s, min_closure_s):
     """The rule as first written, rescanning the whole list for every shape: slow, plainly right."""
     from talker_cli.visemes import _join_equal
 
     length = lambda s: s.end_s - s.start_s  # noqa: E731
+    minimum = lambda s: min_closure_s if s.viseme == "PP" else min_shape_s  # noqa: E731
     out = _join_equal(segments)
     for _ in range(4 * len(out) + 4):
-        short = [i for i, s in enumerate(out) if length(s) < min_shape_s - 1e-9]
+        short = [i for i, s in enumerate(out) if length(s) < minimum(s) - 1e-9]
         if not short or len(out) < 2:
             return out
         i = min(short, key=lambda k: (out[k].viseme != "PP", length(out[k])))
-        seg, need = out[i], min_shape_s - length(out[i])
+        seg, need = out[i], minimum(out[i]) - length(out[i])
         before = out[i - 1] if i > 0 else None
         after = out[i + 1] if i + 1 < len(out) else None
-        spare_before = length(before) - min_shape_s if before else -1.0
-        spare_after = length(after) - min_shape_s if after else -1.0
-        if max(spare_before, spare_after) >= need or seg.viseme == "PP":
+        spare_before = length(before) - minimum(before) if before else -1.0
+        spare_after = length(after) - minimum(after) if after else -1.0
+        if min(spare_before, spare_after) >= need / 2:
+            out[i - 1] = seg_(before.viseme, before.start_s, before.end_s - need / 2)
+            out[i] = seg_(seg.viseme, seg.start_s - need / 2, seg.end_s + need / 2)
+            out[i + 1] = seg_(after.viseme, after.start_s + need / 2, after.end_s)
+        elif max(spare_before, spare_after) >= need or seg.viseme == "PP":
             if after is not None and (before is None or spare_after >= spare_before):
                 take = min(need, length(after))
                 out[i], out[i + 1] = seg_(seg.viseme, seg.start_s, seg.end_s + take), seg_(after.viseme, after.start_s + take, after.end_s)
@@ -183,7 +205,8 @@ def test_the_minimum_duration_rule_gives_what_the_plain_rescanning_rule_gives():
                 else float(rng.uniform(0, 0.3))
             segments.append(seg(str(rng.choice(["PP", "sil", "aa", "E", "SS", "PP", "kk"])), t, t + d))
             t += d
-        expected = _reference_min_duration(segments, 0.07)
-        got = enforce_min_duration(segments, 0.07)
+        shortest, closure = [(0.07, 0.07), (0.05, 0.07)][int(rng.integers(2))]
+        expected = _reference_min_duration(segments, shortest, closure)
+        got = enforce_min_duration(segments, shortest, closure)
         assert [(s.viseme, round(s.start_s, 9), round(s.end_s, 9)) for s in got] == \
             [(s.viseme, round(s.start_s, 9), round(s.end_s, 9)) for s in expected], segments
