@@ -233,7 +233,8 @@ class EspeakWarpAligner:
         self.model_path = f"espeak-ng voice for {self.language}, matched with Whisper base's encoder"
 
     def dictionary_words(self, text: str) -> list[str]:
-        return [text.strip()] if any(c.isalpha() for c in text) else []
+        # A number is a word: espeak-ng reads digits in the language (Whisper writes 10分, a las 8).
+        return [text.strip()] if any(c.isalnum() for c in text) else []
 
     def pronounce(self, word: str) -> list[str]:
         from .espeak_tts import pronounce
@@ -244,6 +245,7 @@ class EspeakWarpAligner:
         """The words spoken by espeak-ng, its phone timings carried onto the span by time warping
         (synthesis_alignment). The words keep the ASR's times unless the voice timed each of them."""
         from .audio_io import resample
+        from .language import join_words
         from .synthesis_alignment import MAX_WARP_S, RATE, align_to_synthesis
 
         if self.voice is None:
@@ -251,7 +253,7 @@ class EspeakWarpAligner:
         if len(samples) > MAX_WARP_S * RATE:  # the warp's table grows with the square of the span
             raise AlignmentFailed(f"a span over {MAX_WARP_S:.0f} s is not warped whole")
         try:
-            voice = self.voice.synthesize(" ".join(words))
+            voice = self.voice.synthesize(join_words(words))
         except InputError as error:  # nothing speakable in these words
             raise AlignmentFailed(str(error)) from None
         timed = voice.native_words or ()

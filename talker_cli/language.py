@@ -42,6 +42,22 @@ def script_of(char: str) -> str | None:
     return prefix if prefix in _SCRIPTS else None
 
 
+def written_unspaced(char: str) -> bool:
+    """A character of a script written without spaces between words (Chinese, Japanese)."""
+    return script_of(char) in ("CJK", "HIRAGANA", "KATAKANA")
+
+
+def join_words(words: list[str]) -> str:
+    """Words as they are written: a space between two words unless either side of it is written without
+    spaces. Whisper cuts Japanese into pieces (話 す, 10 分): read apart, 話す was said hanashi su."""
+    text = ""
+    for word in words:
+        if text and word and not (written_unspaced(text[-1]) or written_unspaced(word[0])):
+            text += " "
+        text += word
+    return text
+
+
 def scripts_of(text: str) -> Counter[str]:
     """How many of the text's letters each known script has."""
     counts = Counter(script_of(c) for c in text if c.isalpha())

@@ -42,9 +42,9 @@ def cues_from_words(words: Sequence[Word]) -> list[Cue]:
 
 def unspaced(text: str) -> bool:
     """Written without spaces between words (Chinese, Japanese)."""
-    from .language import script_of
+    from .language import written_unspaced
 
-    return any(script_of(c) in ("CJK", "HIRAGANA", "KATAKANA") for c in text)
+    return any(written_unspaced(c) for c in text)
 
 
 def _lines(tokens: Sequence[str], limit: int, joiner: str) -> list[str]:

@@ -107,3 +107,32 @@ def test_whisper_describes_every_20_ms_of_a_sound_of_any_length():
         rows = said(0.1 * rng.standard_normal(int(seconds * 16000)).astype(np.float32))
         assert abs(len(rows) - seconds / FRAME_S) <= 2
         assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-4)
+
+
+def test_a_japanese_recording_is_warped_to_its_words_read_together_numbers_included():
+    """Whisper cuts Japanese into pieces and writes numbers as digits: 歩 いて 10 分. Read apart, or
+    with the number left out, 歩いて10分 was said "fuite ... wake"; read together it is aruite juppun."""
+    text = "駅まで歩いて10分です"
+    spoken = EspeakTts(TtsConfig(lead_silence_s=0.3, tail_silence_s=0.3), "ja")
+    spoken.load()
+    said = spoken.synthesize(text)
+    recording = Speech(resample(said.samples, said.sample_rate, 16000), 16000, "recording")
+    pieces = ["駅", "まで", "歩", "いて", "10", "分", "です"]
+    step = (recording.duration_s - 0.6) / len(pieces)
+    words = tuple(Word(w, 0.3 + k * step, 0.3 + (k + 1) * step) for k, w in enumerate(pieces))
+    aligner = EspeakWarpAligner("ja")
+    aligner.load()
+    heard = " ".join(p.label for p in aligner.align(recording, text, words).phones if p.label != "SIL")
+    expected = " ".join(p.label for p in said.native_phones if p.label != "SIL")
+    assert "IY T EH JH UH P P UH N D EH S" in heard  # (arui)te juppun des
+    assert heard == expected
+
+
+def test_words_are_joined_as_they_are_written():
+    from talker_cli.language import join_words
+
+    assert join_words(["話", "す", "10", "分"]) == "話す10分"
+    assert join_words(["我", "用", "Python", "编程"]) == "我用Python编程"
+    assert join_words(["a", "las", "8", "iPhone", "Pro"]) == "a las 8 iPhone Pro"
+    assert EspeakWarpAligner("ja").dictionary_words("10") == ["10"]
+    assert EspeakWarpAligner("ja").dictionary_words("、") == []
