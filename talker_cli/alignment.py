@@ -45,8 +45,32 @@ class Aligner(Protocol):
     def unload(self) -> None: ...
 
 
+# A word as it is said: a number with its currency sign, decimals, thousands, percent or ending ($5, 3.5,
+# 1,500, 50%, 1990s, 10th), a sign said as a word (Whisper writes "50" and "%" as two words), or letters
+# with an apostrophe. Whisper writes numbers as digits; taken apart, "$5" and "50%" lost their
+# "dollars" and "percent", whose sound then went to the words beside them or to a pause.
+_TOKEN = re.compile(r"[$€£¥]?\d+(?:[.,:]\d+)*(?:%|[^\W\d_]+)?|\.\d+|[$€£¥%&@+#]|[^\W_]+(?:'[^\W\d_]+)?")
+_CURRENCY = {"$": "dollar", "€": "euro", "£": "pound", "¥": "yen"}
+_YEAR = re.compile(r"(1[1-9]|20)(\d\d)(s?)")
+
+
 def tokenize(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+(?:'[a-z]+)?", text.lower())
+    return _TOKEN.findall(text.lower())
+
+
+def said_as(token: str) -> list[str]:
+    """How a token may be said, most likely first: "$5" as "5 dollars"; ".5" (Whisper writes 3.5 as
+    "3" and ".5") as "point 5" or, the end of a time (9.30), as "30"; a four-digit number as a number
+    and as a year ("1999": "19 99", "1800": "18 hundred"), but 2000-2009 as a number only."""
+    if token[0] in _CURRENCY and len(token) > 1:
+        unit = _CURRENCY[token[0]]
+        return [f"{token[1:]} {unit}{'' if token[1:] == '1' or unit == 'yen' else 's'}"]
+    if token[0] == ".":
+        return [f"point {token[1:]}", token[1:]]
+    year = _YEAR.fullmatch(token)
+    if not year or (year[1] == "20" and year[2] < "10"):
+        return [token]
+    return [token, f"{year[1]} {'hundred' if year[2] == '00' else year[2]}{year[3]}"]
 
 
 def label_words(spans: list[Word] | tuple[Word, ...], text: str) -> tuple[Word, ...]:
@@ -108,24 +132,29 @@ class PocketsphinxAligner:
         known = self.decoder.lookup_word(word)
         if known is not None:
             return known.split()
+        return self._rules(said_as(word)[0])
+
+    def _rules(self, text: str) -> list[str]:
         if self.phonemizer is None:
             try:
                 from piper.phonemize_espeak import EspeakPhonemizer
             except ImportError:
                 return []
             self.phonemizer = EspeakPhonemizer()
-        symbols = [s for sentence in self.phonemizer.phonemize("en-us", word) for s in sentence]
+        symbols = [s for sentence in self.phonemizer.phonemize("en-us", text) for s in sentence]
         return ipa_labels(symbols)
 
     def dictionary_words(self, text: str) -> list[str]:
-        """The text's words the aligner can say, each added to the dictionary when it lacks them."""
+        """The text's words the aligner can say, each added to the dictionary when it lacks them (with
+        each way it may be said: the alignment takes the one heard)."""
         words = []
         for word in tokenize(text):
             if self.decoder.lookup_word(word) is None:
-                phones = self.pronounce(word)
-                if not phones:
+                readings = [phones for phones in map(self._rules, said_as(word)) if phones]
+                if not readings:
                     continue
-                self.decoder.add_word(word, " ".join(phones), False)
+                for k, phones in enumerate(readings):
+                    self.decoder.add_word(word if k == 0 else f"{word}({k + 1})", " ".join(phones), False)
             words.append(word)
         return words
 
