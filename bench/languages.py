@@ -30,7 +30,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 SENTENCES = {
     "zh": ["今天天气很好，我们一起去公园散步吧。", "我喜欢在周末看书和喝茶。", "这个城市的交通非常方便。"],
-    "ja": ["こんにちは、わたしははなすかおです。", "きょうはとてもいいてんきですね。", "えきまであるいてじゅっぷんです。"],
+    # Written as Japanese is written, kanji and kana (Whisper writes what it hears so).
+    "ja": ["こんにちは、私は話す顔です。", "今日はとてもいい天気ですね。", "駅まで歩いて10分です。"],
     "es": ["Buenos días, me llamo Pablo y vivo en Madrid.", "Mañana vamos a la playa con mis amigos.",
            "El tren sale a las ocho de la mañana."],
     "de": ["Guten Morgen, ich wohne in Berlin und arbeite gern.", "Das Wetter ist heute sehr schön.",

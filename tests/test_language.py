@@ -541,3 +541,13 @@ def test_espeak_russian_is_not_taken_for_another_language_with_exit_0(tmp_path, 
     result = runner.invoke(app, ["render", "--photo", str(face_photo), "--audio", str(recording), "--language", "ru",
                                  "-o", str(tmp_path / "ru.mp4"), "-q"])
     assert result.exit_code == 0, result.stderr
+
+
+def test_japanese_numbers_are_read_with_the_word_after_them():
+    """misaki set digits apart as kanji numbers: 10分 was read jūbun ("enough"), 1月 ichi tsuki."""
+    from talker_cli.kokoro_tts import japanese_g2p
+
+    g2p = japanese_g2p()
+    assert "ʥɨʔpɯɴ" in g2p("駅まで歩いて10分です。")  # juppun
+    assert "iʨiɡaʦɨ" in g2p("1月1日")  # ichigatsu
+    assert "kaɾa ʥɨʔpɯɴ" in g2p("５〜１０分")  # full-width digits, a range
