@@ -52,6 +52,7 @@ class Aligner(Protocol):
 _TOKEN = re.compile(r"[$€£¥]?\d+(?:[.,:]\d+)*(?:%|[^\W\d_]+)?|\.\d+|[$€£¥%&@+#]|[^\W_]+(?:'[^\W\d_]+)?")
 _CURRENCY = {"$": "dollar", "€": "euro", "£": "pound", "¥": "yen"}
 _YEAR = re.compile(r"(1[1-9]|20)(\d\d)(s?)")
+_TIME = re.compile(r"(\d{1,2}):(\d\d)")
 
 
 def tokenize(text: str) -> list[str]:
@@ -60,13 +61,19 @@ def tokenize(text: str) -> list[str]:
 
 def said_as(token: str) -> list[str]:
     """How a token may be said, most likely first: "$5" as "5 dollars"; ".5" (Whisper writes 3.5 as
-    "3" and ".5") as "point 5" or, the end of a time (9.30), as "30"; a four-digit number as a number
+    "3" and ".5") as "point 5" or, the end of a time (9.30), as "30"; "3:00" as "3 o'clock" or "3" and
+    "3:05" as "3 oh 5" (espeak-ng says "three zero zero", "three zero five"); a four-digit number as a number
     and as a year ("1999": "19 99", "1800": "18 hundred"), but 2000-2009 as a number only."""
     if token[0] in _CURRENCY and len(token) > 1:
         unit = _CURRENCY[token[0]]
         return [f"{token[1:]} {unit}{'' if token[1:] == '1' or unit == 'yen' else 's'}"]
     if token[0] == ".":
         return [f"point {token[1:]}", token[1:]]
+    time = _TIME.fullmatch(token)
+    if time and time[2] == "00":
+        return [f"{time[1]} o'clock", time[1]]
+    if time and time[2][0] == "0":
+        return [f"{time[1]} oh {time[2][1]}"]
     year = _YEAR.fullmatch(token)
     if not year or (year[1] == "20" and year[2] < "10"):
         return [token]
