@@ -47,9 +47,11 @@ class Aligner(Protocol):
 
 # A word as it is said: a number with its currency sign, decimals, thousands, percent or ending ($5, 3.5,
 # 1,500, 50%, 1990s, 10th), a sign said as a word (Whisper writes "50" and "%" as two words), or letters
-# with an apostrophe. Whisper writes numbers as digits; taken apart, "$5" and "50%" lost their
-# "dollars" and "percent", whose sound then went to the words beside them or to a pause.
-_TOKEN = re.compile(r"[$€£¥]?\d+(?:[.,:]\d+)*(?:%|[^\W\d_]+)?|\.\d+|[$€£¥%&@+#]|[^\W_]+(?:'[^\W\d_]+)?")
+# with an apostrophe, Latin letters only (espeak-ng's English reads 你好 as "Chinese letter"). Whisper
+# writes numbers as digits; taken apart, "$5" and "50%" lost their "dollars" and "percent", whose
+# sound then went to the words beside them or to a pause.
+_LETTER = "a-z\u00df-\u00f6\u00f8-\u024f"
+_TOKEN = re.compile(rf"[$€£¥]?\d+(?:[.,:]\d+)*(?:%|[{_LETTER}]+)?|\.\d+|[$€£¥%&@+#]|[{_LETTER}0-9]+(?:'[{_LETTER}]+)?")
 _CURRENCY = {"$": "dollar", "€": "euro", "£": "pound", "¥": "yen"}
 _YEAR = re.compile(r"(1[1-9]|20)(\d\d)(s?)")
 _TIME = re.compile(r"(\d{1,2}):(\d\d)")

@@ -239,6 +239,7 @@ def test_numbers_are_words_said_the_way_they_are_written():
     assert tokenize("I paid $5 for 3 .5 apples, 50 % of 1,500 in the 1990s, 10th café, don't") == [
         "i", "paid", "$5", "for", "3", ".5", "apples", "50", "%", "of", "1,500", "in", "the", "1990s",
         "10th", "café", "don't"]
+    assert tokenize("привет 你好") == []  # not read out as English letters ("Chinese letter")
     assert said_as("$5") == ["5 dollars"] and said_as("£1") == ["1 pound"]
     assert said_as(".30") == ["point 30", "30"]  # 3.5, or the end of 9.30
     assert said_as("1999") == ["1999", "19 99"] and said_as("1800") == ["1800", "18 hundred"]
