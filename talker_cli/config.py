@@ -32,7 +32,7 @@ DEFAULT_PRESET = "cpu"
 class InputConfig:
     max_chars: int = 20000  # longest script accepted (text, transcript or reply)
     max_audio_s: float = 900.0
-    language: str = "auto"  # the job's language (ISO 639-1); auto: from the text's script, or the ASR's
+    language: str = "auto"  # the job's language (BCP-47 tag); auto: from the text's script, or the ASR's
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,8 @@ _PATH = Rule("a path or name, or empty for the default")
 RULES: dict[str, Rule] = {
     "input.max_chars": _range(1, 10_000_000, " characters"),
     "input.max_audio_s": _range(0.2, 86_400, " s"),
-    "input.language": Rule('"auto" or a language code (en, zh, es, ...)', pattern=r"auto|[a-z]{2,3}"),
+    "input.language": Rule('"auto" or a language tag (en, zh, es, zh-TW, ...)',
+                           pattern=r"auto|[a-z]{2,3}(-[A-Za-z0-9]{2,8})*"),
     "asr.backend": Rule("faster-whisper or openai-whisper", choices=("faster-whisper", "openai-whisper")),
     "asr.model": _PATH, "asr.device": _DEVICE,
     "asr.compute_type": Rule("a CTranslate2 compute type", choices=(

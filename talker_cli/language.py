@@ -58,6 +58,20 @@ def join_words(words: list[str]) -> str:
     return text
 
 
+# Language tags whose Chinese is written in traditional characters; any other Chinese is simplified.
+_TRADITIONAL = ("zh-tw", "zh-hk", "zh-mo", "zh-hant")
+
+
+def in_chinese_characters(texts: list[str], setting: str) -> list[str]:
+    """Chinese texts in the characters the job's language asks for: traditional for zh-TW, zh-HK,
+    zh-MO and zh-Hant, simplified otherwise (zh, zh-CN, or detected). Whisper writes Mandarin speech
+    in either, mostly traditional (我們 for 我们), whatever the speaker's own. OpenCC converts."""
+    import opencc
+
+    converter = opencc.OpenCC("s2t" if setting.lower().startswith(_TRADITIONAL) else "t2s")
+    return [converter.convert(text) for text in texts]
+
+
 def scripts_of(text: str) -> Counter[str]:
     """How many of the text's letters each known script has."""
     counts = Counter(script_of(c) for c in text if c.isalpha())
@@ -145,12 +159,17 @@ def spoken_units(text: str) -> Counter[str]:
     return units
 
 
+def primary_language(tag: str) -> str:
+    """A language tag's language, the code every engine takes: zh-TW -> zh."""
+    return tag.split("-")[0].lower()
+
+
 def decide_language(text: str, setting: str) -> tuple[str, str]:
     """(ISO 639-1 code, how it was decided): the setting unless "auto", else the script most of the
     text is said in (kana anywhere means Japanese; Latin unless another script holds more);
     Latin letters are taken as English."""
     if setting != "auto":
-        return setting.split("-")[0].lower(), "given"
+        return primary_language(setting), "given"
     counts = spoken_units(text)
     if not counts:
         return "en", "no letters: English assumed"

@@ -324,8 +324,23 @@ class InputStage(Stage):
 
 
 def recording_language(transcript, job: Job) -> tuple[str, str]:
+    from .language import primary_language
+
     given = job.config.input.language
-    return (given, "given") if given != "auto" else (transcript.language or "en", "asr")
+    return (primary_language(given), "given") if given != "auto" else (transcript.language or "en", "asr")
+
+
+def in_the_jobs_characters(transcript, job: Job):
+    """A Chinese transcript in the characters the job asked for (simplified unless a traditional
+    Chinese was given), its words too: subtitles, the manifest and a reply read it."""
+    from .artifacts import Transcript, Word
+    from .language import in_chinese_characters
+
+    if transcript.language != "zh" or not transcript.text:
+        return transcript
+    texts = [transcript.text, *(w.text for w in transcript.words)]
+    text, *words = in_chinese_characters(texts, job.config.input.language)
+    return Transcript(text, tuple(Word(t, w.start_s, w.end_s) for t, w in zip(words, transcript.words)), transcript.language)
 
 
 def transcript_script(transcript, job: Job) -> Script:
@@ -349,12 +364,13 @@ class AsrStage(ModelStage):
 
     def make_engine(self, job: Job):
         from .asr import make_asr
+        from .language import primary_language
 
         given = job.config.input.language
-        return make_asr(job.placed("asr"), "" if given == "auto" else given)
+        return make_asr(job.placed("asr"), "" if given == "auto" else primary_language(given))
 
     def run(self, job: Job) -> dict[str, Any]:
-        transcript = self.engine.transcribe(job.artifacts.recording)
+        transcript = in_the_jobs_characters(self.engine.transcribe(job.artifacts.recording), job)
         self.model = self.engine.model_path  # the model that transcribed: English, or multilingual
         job.artifacts.transcript = transcript
         job.language, job.language_decided_by = recording_language(transcript, job)

@@ -584,3 +584,34 @@ def test_a_kept_transcript_is_decoded_with_whispers_retry_and_the_english_probe_
     asr.language = "ru"
     asr.transcribe(speech)
     assert base.temperatures == [RETRY_TEMPERATURES]
+
+
+def test_chinese_is_written_in_the_characters_the_job_asks_for():
+    from talker_cli.language import in_chinese_characters
+
+    assert in_chinese_characters(["我們一起去公園"], "zh") == ["我们一起去公园"]
+    assert in_chinese_characters(["我們一起去公園"], "auto") == ["我们一起去公园"]
+    assert in_chinese_characters(["我们一起去公园", "这个"], "zh-TW") == ["我們一起去公園", "這個"]
+    assert in_chinese_characters(["我们"], "zh-Hant-HK") == ["我們"]
+
+
+@pytest.mark.slow
+def test_a_mandarin_recording_gets_simplified_subtitles_unless_traditional_is_asked(tmp_path):
+    """Whisper base writes this Kokoro-spoken sentence in traditional characters (們, 園)."""
+    import soundfile
+
+    from talker_cli.config import TtsConfig
+    from talker_cli.kokoro_tts import KokoroTts
+
+    voice = KokoroTts(TtsConfig(), "zh")
+    voice.load()
+    speech = voice.synthesize("今天天气很好，我们一起去公园散步吧。")
+    recording = tmp_path / "zh.wav"
+    soundfile.write(recording, speech.samples, speech.sample_rate)
+    for language, wanted, unwanted in (("auto", "们", "們"), ("zh-TW", "們", "们")):
+        stem = tmp_path / language
+        result = runner.invoke(app, ["lipsync", "--audio", str(recording), "--language", language, "-o", str(stem),
+                                     "--format", "srt", "-q"])
+        assert result.exit_code == 0, result.output
+        subtitles = stem.with_suffix(".srt").read_text(encoding="utf-8")
+        assert wanted in subtitles and unwanted not in subtitles
