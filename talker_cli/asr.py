@@ -121,12 +121,10 @@ MIN_LANGUAGE_PROBABILITY = 0.3
 # speech (TIMIT, 58 utterances) stayed within compression 1.4, log-probability -0.61, no-speech 0.07.
 _DOUBTFUL_COMPRESSION, _DOUBTFUL_LOGPROB, _DOUBTFUL_NO_SPEECH = 2.0, -0.8, 0.3
 
-# Whisper's own retry: a window whose text repeats itself (compression over 2.4) or that it doubts
-# (log-probability under -1) is decoded again at rising temperatures. With one temperature, espeak-ng's
-# Russian came back as a loop of repeated words with 0.3 s more silence after it (CER 0.48 -> 0.97 over
-# ten sentences; with the retry 0.44 and 0.46). The sampling is seeded: the same recording, the same text.
-RETRY_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-SAMPLING_SEED = 0
+# One temperature. Whisper's retry at rising temperatures, seeded, broke some loops on espeak-ng's
+# Russian (ten sentences: CER 0.97 -> 0.46 in one run, 0.52 -> 0.54 in another), but speech that
+# really repeats itself reads as a loop: a recording repeated to 10 minutes took 4.5x the ASR time
+# and lost a quarter of its words.
 
 
 class FasterWhisperAsr:
@@ -186,8 +184,9 @@ class FasterWhisperAsr:
             heard = ", ".join(f"{code} {p:.2f}" for code, p in ranked[:3])
             raise InputError(f"the recording's language could not be told (Whisper's guesses: {heard}); if it is "
                              "speech, pass --language CODE")
-        if language == "en":  # English after all: transcribed again, now with Whisper's retry
-            return self.transcribe_with("given", speech, "en")
+        if language == "en":
+            self.model_path = str(self.paths["given"])
+            return english
         return self.transcribe_with("multilingual", speech, language)
 
     def transcribe_with(self, which: str, speech: Speech, language: str, doubts: list[bool] | None = None) -> Transcript:
@@ -196,14 +195,9 @@ class FasterWhisperAsr:
         return transcribe_in_windows(speech, lambda samples: self.transcribe_window(model, samples, language, doubts))
 
     def transcribe_window(self, model, samples: np.ndarray, language: str, doubts: list[bool] | None = None) -> Transcript:
-        """One window's words. Collecting `doubts` (is this English?) takes the first decoding as it
-        is, whose signs the retry would hide; a transcript to keep is decoded with the retry."""
-        import ctranslate2
-
-        ctranslate2.set_random_seed(SAMPLING_SEED)
         segments, info = model.transcribe(
-            np.ascontiguousarray(samples), language=language or None, word_timestamps=True, beam_size=5,
-            temperature=0.0 if doubts is not None else RETRY_TEMPERATURES, vad_filter=False,
+            np.ascontiguousarray(samples), language=language or None,
+            word_timestamps=True, beam_size=5, temperature=0.0, vad_filter=False,
         )
         words, texts = [], []
         for segment in segments:  # a generator: drained here, inside the stage
@@ -285,12 +279,9 @@ class OpenAiWhisperAsr:
         return transcribe_in_windows(speech, self.transcribe_window)
 
     def transcribe_window(self, samples: np.ndarray) -> Transcript:
-        import torch
-
-        torch.manual_seed(SAMPLING_SEED)
         result = self.model.transcribe(
             np.ascontiguousarray(samples), language=self.config.language or None, word_timestamps=True,
-            temperature=RETRY_TEMPERATURES, condition_on_previous_text=False, fp16=self.config.device.startswith("cuda"),
+            temperature=0.0, condition_on_previous_text=False, fp16=self.config.device.startswith("cuda"),
         )
         words = [Word(w["word"].strip(), float(w["start"]), float(w["end"]))
                  for segment in result["segments"] for w in segment.get("words", [])]

@@ -553,39 +553,6 @@ def test_japanese_numbers_are_read_with_the_word_after_them():
     assert "kaɾa ʥɨʔpɯɴ" in g2p("５〜１０分")  # full-width digits, a range
 
 
-class _RecordingWhisper(_Whisper):
-    """A model that notes the temperatures each decoding was allowed."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.temperatures = []
-
-    def transcribe(self, samples, language=None, **options):
-        self.temperatures.append(options["temperature"])
-        return super().transcribe(samples, language, **options)
-
-
-def test_a_kept_transcript_is_decoded_with_whispers_retry_and_the_english_probe_without():
-    """The probe's signs (is this English?) come from the first decoding; a transcript that is kept
-    may be decoded again at rising temperatures, seeded, as Whisper does against loops."""
-    from talker_cli.artifacts import Speech
-    from talker_cli.asr import RETRY_TEMPERATURES, FasterWhisperAsr
-    from talker_cli.config import AsrConfig
-
-    speech = Speech(np.zeros(16000, np.float32), 16000, "recording")
-    asr = FasterWhisperAsr(AsrConfig())
-    asr.paths["multilingual"] = Path("whisper-base")
-    probe = _RecordingWhisper("hello there", doubtful=True)
-    base = _RecordingWhisper("hello there", guess=("en", 0.9, [("en", 0.9)]))
-    asr.models = {"given": probe, "multilingual": base}
-    assert asr.transcribe(speech).text == "hello there"
-    assert probe.temperatures == [0.0, RETRY_TEMPERATURES]  # the probe, then English transcribed to keep
-    assert len(RETRY_TEMPERATURES) > 1 and RETRY_TEMPERATURES[0] == 0.0
-    asr.language = "ru"
-    asr.transcribe(speech)
-    assert base.temperatures == [RETRY_TEMPERATURES]
-
-
 def test_chinese_is_written_in_the_characters_the_job_asks_for():
     from talker_cli.language import in_chinese_characters
 
