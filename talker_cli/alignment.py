@@ -51,7 +51,8 @@ class Aligner(Protocol):
 # writes numbers as digits; taken apart, "$5" and "50%" lost their "dollars" and "percent", whose
 # sound then went to the words beside them or to a pause.
 _LETTER = "a-z\u00df-\u00f6\u00f8-\u024f"
-_TOKEN = re.compile(rf"[$€£¥]?\d+(?:[.,:]\d+)*(?:%|[{_LETTER}]+)?|\.\d+|[$€£¥%&@+#]|[{_LETTER}0-9]+(?:'[{_LETTER}]+)?")
+_TOKEN = re.compile(
+    rf"[$€£¥]?\d+(?:[.,:]\d+)*(?:%|[{_LETTER}]+)?|[.,]\d+|[$€£¥%&@+#]|[{_LETTER}0-9]+(?:'[{_LETTER}]+)?")
 _CURRENCY = {"$": "dollar", "€": "euro", "£": "pound", "¥": "yen"}
 _YEAR = re.compile(r"(1[1-9]|20)(\d\d)(s?)")
 _TIME = re.compile(r"(\d{1,2}):(\d\d)")
@@ -63,14 +64,17 @@ def tokenize(text: str) -> list[str]:
 
 def said_as(token: str) -> list[str]:
     """How a token may be said, most likely first: "$5" as "5 dollars"; ".5" (Whisper writes 3.5 as
-    "3" and ".5") as "point 5" or, the end of a time (9.30), as "30"; "3:00" as "3 o'clock" or "3" and
-    "3:05" as "3 oh 5" (espeak-ng says "three zero zero", "three zero five"); a four-digit number as a number
-    and as a year ("1999": "19 99", "1800": "18 hundred"), but 2000-2009 as a number only."""
+    "3" and ".5") as "point 5" or, the end of a time (9.30), as "30"; ",000" (8,000 cut in two) as
+    "thousand", ",500" as "thousand 500"; "3:00" as "3 o'clock" or "3" and "3:05" as "3 oh 5"
+    (espeak-ng says "three zero zero", "three zero five"); a four-digit number as a number and as a
+    year ("1999": "19 99", "1800": "18 hundred"), but 2000-2009 as a number only."""
     if token[0] in _CURRENCY and len(token) > 1:
         unit = _CURRENCY[token[0]]
         return [f"{token[1:]} {unit}{'' if token[1:] == '1' or unit == 'yen' else 's'}"]
     if token[0] == ".":
         return [f"point {token[1:]}", token[1:]]
+    if token[0] == ",":  # the thousands of a number Whisper cut in two: "8" ",000", "1" ",500"
+        return [f"thousand {token[1:].lstrip('0')}".strip()]
     time = _TIME.fullmatch(token)
     if time and time[2] == "00":
         return [f"{time[1]} o'clock", time[1]]

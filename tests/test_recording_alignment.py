@@ -242,6 +242,8 @@ def test_numbers_are_words_said_the_way_they_are_written():
     assert tokenize("привет 你好") == []  # not read out as English letters ("Chinese letter")
     assert said_as("$5") == ["5 dollars"] and said_as("£1") == ["1 pound"]
     assert said_as(".30") == ["point 30", "30"]  # 3.5, or the end of 9.30
+    assert tokenize("8 ,000 1 ,500") == ["8", ",000", "1", ",500"]  # 8,000 and 1,500 as Whisper cuts them
+    assert said_as(",000") == ["thousand"] and said_as(",500") == ["thousand 500"]
     assert said_as("1999") == ["1999", "19 99"] and said_as("1800") == ["1800", "18 hundred"]
     assert said_as("2005") == ["2005"] and said_as("hello") == ["hello"]
     assert said_as("3:00") == ["3 o'clock", "3"] and said_as("3:05") == ["3 oh 5"] and said_as("9:30") == ["9:30"]
