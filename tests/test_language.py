@@ -582,3 +582,11 @@ def test_a_mandarin_recording_gets_simplified_subtitles_unless_traditional_is_as
         assert result.exit_code == 0, result.output
         subtitles = stem.with_suffix(".srt").read_text(encoding="utf-8")
         assert wanted in subtitles and unwanted not in subtitles
+
+
+def test_espeak_mandarin_says_numbers_as_chinese_does():
+    """espeak-ng read 2019年 as èr qiān shí jiǔ and the % of 50% in English."""
+    from talker_cli.espeak_tts import to_pinyin
+
+    assert to_pinyin("我们在2019年去了北京") == "wo3 men5 zai4 er4 ling2 yi1 jiu3 nian2 qu4 le5 bei3 jing1"
+    assert to_pinyin("50%的人").startswith("bai3 fen1 zhi1 wu3 shi2")
