@@ -26,14 +26,24 @@ ONSET_LEVEL = 0.5
 OFFSET_LEVEL = 0.6
 
 
-def loudness_db(samples: np.ndarray, rate: int) -> np.ndarray:
-    """Mean power in decibels of a WINDOW_S window centred every HOP_S (frame k at k * HOP_S)."""
-    hop, width = max(int(round(HOP_S * rate)), 1), max(int(round(WINDOW_S * rate)), 1)
-    power = np.concatenate([[0.0], np.cumsum(np.asarray(samples, dtype=np.float64) ** 2)])
-    centres = np.arange(0, len(samples), hop)
+def _hop_and_width(rate: int) -> tuple[int, int]:
+    return max(int(round(HOP_S * rate)), 1), max(int(round(WINDOW_S * rate)), 1)
+
+
+def loudness_db(samples: np.ndarray, rate: int, first: int = 0, count: int | None = None) -> np.ndarray:
+    """Mean power in decibels of a WINDOW_S window centred every HOP_S (frame k at k * HOP_S), frames
+    first to first + count (all by default): only their samples are read, so an hour's edges cost no
+    more each than a sentence's."""
+    hop, width = _hop_and_width(rate)
+    stop = len(samples) if count is None else min(len(samples), (first + count) * hop)
+    centres = np.arange(max(first, 0) * hop, stop, hop)
+    if not centres.size:
+        return np.zeros(0)
     lo = np.clip(centres - width // 2, 0, len(samples))
     hi = np.clip(centres + width // 2, 0, len(samples))
-    mean = (power[hi] - power[lo]) / np.maximum(hi - lo, 1)
+    part = np.asarray(samples[lo[0]:hi[-1]], dtype=np.float64)
+    power = np.concatenate([[0.0], np.cumsum(part * part)])
+    mean = (power[hi - lo[0]] - power[lo - lo[0]]) / np.maximum(hi - lo, 1)
     return 10 * np.log10(mean + 1e-10)
 
 
@@ -42,8 +52,6 @@ def snap_silence_edges(phones: list[Phone], samples: np.ndarray, rate: int) -> l
     out = list(phones)
     if len(out) < 2 or not len(samples):
         return out
-    loud = loudness_db(samples, rate)
-    times = np.arange(len(loud)) * HOP_S
     last = len(out) - 1
     for i in range(1, len(out)):
         before, after = out[i - 1], out[i]
@@ -58,6 +66,11 @@ def snap_silence_edges(phones: list[Phone], samples: np.ndarray, rate: int) -> l
         # the search keeps clear of the next boundaries, so no phone is emptied or reordered
         lo = max(edge - REACH_S, (before.start_s + before.end_s) / 2)
         hi = min(edge + REACH_S, (after.start_s + after.end_s) / 2)
+        # the frames this edge reads: its neighbourhood and the whole sound beside it
+        first = max(int(np.floor(min(edge - FLOOR_AROUND_S, sound.start_s) / HOP_S)), 0)
+        stop = int(np.ceil(max(edge + FLOOR_AROUND_S, sound.end_s) / HOP_S))
+        loud = loudness_db(samples, rate, first, stop - first + 1)
+        times = (first + np.arange(len(loud))) * HOP_S
         near = np.flatnonzero((times >= lo) & (times <= hi))
         in_sound = (times >= sound.start_s) & (times < sound.end_s)
         around = np.abs(times - edge) <= FLOOR_AROUND_S

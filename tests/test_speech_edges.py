@@ -71,3 +71,15 @@ def test_speech_starts_and_stops_where_the_labels_say(aligner):  # noqa: F811
         starts.append(abs(found[0].start_s - labelled[0].start_s) <= 0.025)
         ends.append(abs(found[-1].end_s - labelled[-1].end_s) <= 0.025)
     assert np.mean(starts) >= 0.8 and np.mean(ends) >= 0.6
+
+
+def test_loudness_of_some_frames_is_that_of_the_whole_read_there_only():
+    """An edge reads only the frames around it (an hour's whole loudness in float64 cost 1.4 GB)."""
+    from talker_cli.speech_edges import loudness_db
+
+    x = np.random.default_rng(0).normal(size=16000 * 5).astype(np.float32)
+    whole = loudness_db(x, 16000)
+    assert len(whole) == 2000
+    assert np.allclose(loudness_db(x, 16000, 100, 50), whole[100:150])
+    assert np.allclose(loudness_db(x, 16000, 1990, 100), whole[1990:])  # clipped at the end
+    assert np.allclose(loudness_db(x, 16000, 0, 3), whole[:3])
