@@ -26,15 +26,11 @@ ONSET_LEVEL = 0.5
 OFFSET_LEVEL = 0.6
 
 
-def _hop_and_width(rate: int) -> tuple[int, int]:
-    return max(int(round(HOP_S * rate)), 1), max(int(round(WINDOW_S * rate)), 1)
-
-
 def loudness_db(samples: np.ndarray, rate: int, first: int = 0, count: int | None = None) -> np.ndarray:
     """Mean power in decibels of a WINDOW_S window centred every HOP_S (frame k at k * HOP_S), frames
     first to first + count (all by default): only their samples are read, so an hour's edges cost no
     more each than a sentence's."""
-    hop, width = _hop_and_width(rate)
+    hop, width = max(int(round(HOP_S * rate)), 1), max(int(round(WINDOW_S * rate)), 1)
     stop = len(samples) if count is None else min(len(samples), (first + count) * hop)
     centres = np.arange(max(first, 0) * hop, stop, hop)
     if not centres.size:
