@@ -21,22 +21,28 @@ class Cue:
 
 
 def cues_from_words(words: Sequence[Word]) -> list[Cue]:
+    """Words as they are written (no spaces between Chinese or Japanese ones: an ASR's 我们 一起 去
+    was shown so), in cues of at most MAX_CHARS, or MAX_UNSPACED_CHARS for text without spaces."""
+    from .language import join_words
+
+    written = lambda ws: join_words([w.text for w in ws])  # noqa: E731
+    limit = MAX_UNSPACED_CHARS if unspaced(written(words)) else MAX_CHARS
     cues: list[Cue] = []
     current: list[Word] = []
     for word in words:
         if current:
-            text = " ".join(w.text for w in current + [word])
+            text = written(current + [word])
             pause = word.start_s - current[-1].end_s
-            if len(text) > MAX_CHARS or pause > PAUSE_BREAK_S or current[-1].text.endswith(_SENTENCE_ENDS):
+            if len(text) > limit or pause > PAUSE_BREAK_S or current[-1].text.endswith(_SENTENCE_ENDS):
                 # A sentence's last word alone on screen reads badly: a long cue gives it a companion.
-                orphan = len(text) > MAX_CHARS and pause <= PAUSE_BREAK_S and word.text.endswith(_SENTENCE_ENDS)
+                orphan = len(text) > limit and pause <= PAUSE_BREAK_S and word.text.endswith(_SENTENCE_ENDS)
                 carried = 1 if orphan and len(current) > 2 else 0
                 kept = current[:len(current) - carried]
-                cues.append(Cue(kept[0].start_s, kept[-1].end_s, " ".join(w.text for w in kept)))
+                cues.append(Cue(kept[0].start_s, kept[-1].end_s, written(kept)))
                 current = current[len(kept):]
         current.append(word)
     if current:
-        cues.append(Cue(current[0].start_s, current[-1].end_s, " ".join(w.text for w in current)))
+        cues.append(Cue(current[0].start_s, current[-1].end_s, written(current)))
     return cues
 
 

@@ -26,3 +26,11 @@ def test_unlabelled_words_take_the_script_spread_over_the_speech():
 def test_srt_format():
     srt = to_srt(make_cues([Word("Hi.", 0.0, 61.5)], ""))
     assert srt == "1\n00:00:00,000 --> 00:01:01,500\nHi.\n"
+
+
+def test_chinese_words_are_shown_as_chinese_is_written_within_its_width():
+    pieces = ["今天", "天", "气", "很好,", "我们", "一起", "去", "公", "园", "散", "步", "吧。"]
+    words = [Word(w, 0.2 * k, 0.2 * k + 0.2) for k, w in enumerate(pieces)]
+    cues = [c.text for c in make_cues(words, "")]
+    assert "".join(cues) == "今天天气很好,我们一起去公园散步吧。"  # no spaces between them
+    assert all(len(c) <= 16 for c in cues)
