@@ -128,6 +128,25 @@ def foreign_script(text: str, language: str) -> str | None:
     return None if script in scripts_written(language) else _SCRIPTS[script]
 
 
+# Pictographs a voice would read by their Unicode names ("thumbs up medium skin tone", "heart suit",
+# "right arrow"): emoji, dingbats, arrows, shapes, box drawing; and the marks that join or colour
+# them (zero-width joiner, variation selectors, keycap, tags). Signs with a reading (° № © € %) stay.
+_PICTOGRAPHS = ("\u2190-\u21ff\u2300-\u23ff\u2500-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff")
+_JOINERS = "\u200d\u20e3\ufe00-\ufe0f\U000e0020-\U000e007f\U000e0100-\U000e01ef"
+_PICTOGRAPH_RUN = re.compile(f"[ \t]*(?:[{_PICTOGRAPHS}{_JOINERS}]+[ \t]*)+")
+
+
+def without_pictographs(text: str) -> str:
+    """The text as a voice should say it: emoji and other pictographs left out, a space where they
+    stood between words, none before punctuation, at either end or in text written without spaces."""
+    def gap(match: re.Match) -> str:
+        before, after = text[match.start() - 1:match.start()], text[match.end():match.end() + 1]
+        if not before or not after or after == "\n" or unicodedata.category(after).startswith("P"):
+            return ""
+        return "" if written_unspaced(before) or written_unspaced(after) else " "
+    return _PICTOGRAPH_RUN.sub(gap, text)
+
+
 def written_in_latin(language: str) -> bool:
     return "LATIN" in scripts_written(language)
 

@@ -246,12 +246,12 @@ def make_llm(config: LlmConfig) -> LlmBackend:
 
 
 def spoken_reply(text: str, language: str = "en") -> Script:
-    """Keep what a voice can say: drop markdown marks and cut an unfinished last sentence. An answer
-    written in a script the job's language is not written in is refused: its voice would read it
-    as nonsense."""
-    from .language import foreign_script, language_name
+    """Keep what a voice can say: drop markdown marks and emoji and cut an unfinished last sentence.
+    An answer written in a script the job's language is not written in is refused: its voice would
+    read it as nonsense."""
+    from .language import foreign_script, language_name, without_pictographs
 
-    cleaned = " ".join(text.replace("*", " ").replace("#", " ").replace("`", " ").split())
+    cleaned = " ".join(re.sub(r"[*#`]+", "", without_pictographs(text)).split())
     end = max(cleaned.rfind(mark) for mark in ".!?。！？")
     if end > 0:
         cleaned = cleaned[: end + 1]

@@ -298,8 +298,12 @@ class InputStage(Stage):
         limits = job.config.input
         if job.audio is None:
             from .emotions import split_tags
+            from .language import without_pictographs
 
-            spoken, marks = split_tags(job.text or "")
+            sayable = without_pictographs(job.text or "")
+            if not sayable.strip() and (job.text or "").strip():
+                raise InputError("the text has only emoji or symbols, which are not spoken; pass words to speak")
+            spoken, marks = split_tags(sayable)
             text = check_script(spoken, limits.max_chars, "text")
             job.artifacts.script = Script(text=text, origin="text", emotion_marks=marks)
             job.input_hashes["text_sha256"] = text_sha256(job.text or "")

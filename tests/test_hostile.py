@@ -281,6 +281,7 @@ BAD_INPUT = [
      "is a folder"),
     ("a photo that is not an image", lambda p: (p / "fake.png").write_text("no"),
      ["--photo", "fake.png", "--text", "Hi."], "not a readable image"),
+    ("a text of emoji only", None, ["--photo", "face.png", "--text", "👍🏽🙂 ★"], "only emoji"),
     ("a recording with no speech", lambda p: shutil.copy(p / "face.png", p / "noise.wav"),
      ["--photo", "face.png", "--audio", "noise.wav"], "cannot read"),
 ]

@@ -590,3 +590,35 @@ def test_espeak_mandarin_says_numbers_as_chinese_does():
 
     assert to_pinyin("我们在2019年去了北京") == "wo3 men5 zai4 er4 ling2 yi1 jiu3 nian2 qu4 le5 bei3 jing1"
     assert to_pinyin("50%的人").startswith("bai3 fen1 zhi1 wu3 shi2")
+
+
+@pytest.mark.parametrize("text, said", [
+    ("Great job 👍🏽!", "Great job!"), ("I ❤️ you", "I you"), ("👨‍👩‍👧 Family time.", "Family time."),
+    ("1️⃣ first", "1 first"), ("你好😀世界", "你好世界"), ("Hi\t🙂\nthere", "Hi\nthere"), ("★ ♥ →", ""),
+    ("It is 20°C, № 5, © 2020, 5 € or 50%.", "It is 20°C, № 5, © 2020, 5 € or 50%."),  # signs with a reading
+])
+def test_emoji_and_pictographs_are_left_unsaid(text, said):
+    from talker_cli.language import without_pictographs
+
+    assert without_pictographs(text) == said
+
+
+def test_a_text_with_emoji_is_spoken_as_its_words_alone(tmp_path):
+    """espeak-ng (Piper's phonemizer) reads an emoji by its name: "thumbs up medium skin tone"."""
+    import soundfile
+
+    for name, text in [("plain", "Great job! [happy] See you soon."), ("emoji", "Great job 👍🏽! [happy] See you ❤️ soon.")]:
+        result = runner.invoke(app, ["lipsync", "--text", text, "-o", str(tmp_path / name), "--format", "vtt", "-q"])
+        assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "emoji.vtt").read_text() == (tmp_path / "plain.vtt").read_text()
+    assert soundfile.info(tmp_path / "emoji.wav").duration == pytest.approx(soundfile.info(tmp_path / "plain.wav").duration, rel=0.02)
+
+
+def test_a_reply_says_its_words_not_its_emoji():
+    from talker_cli.errors import InputError
+    from talker_cli.llm import spoken_reply
+
+    assert spoken_reply("Sure 😊! The sky is blue ☀️ because of **scattering** 🌈.").text == \
+        "Sure! The sky is blue because of scattering."
+    with pytest.raises(InputError, match="empty reply"):
+        spoken_reply("😊👍")
