@@ -247,9 +247,10 @@ def make_llm(config: LlmConfig) -> LlmBackend:
 
 def spoken_reply(text: str, language: str = "en") -> Script:
     """Keep what a voice can say: drop markdown marks and emoji and cut an unfinished last sentence.
-    An answer written in a script the job's language is not written in is refused: its voice would
-    read it as nonsense."""
-    from .language import foreign_script, language_name, without_pictographs
+    An answer written in a script the job's language is not written in, or surely in another
+    language of Latin letters, is refused: its voice would read it as nonsense."""
+    from .language import (SURE_OF_LANGUAGE, detect_latin_language, foreign_script, language_name, scripts_of,
+                           without_pictographs, written_in_latin)
 
     cleaned = " ".join(re.sub(r"[*#`]+", "", without_pictographs(text)).split())
     end = max(cleaned.rfind(mark) for mark in ".!?。！？")
@@ -261,4 +262,11 @@ def spoken_reply(text: str, language: str = "en") -> Script:
     if script:
         raise StageError(f"the LLM answered in {script} script, not in {language_name(language)} ({language}), "
                          "the job's language; pass an --llm-model that speaks it")
+    # The common slip of a model asked for another language written in Latin letters is English. An
+    # English job's reply is not checked: the detector's rare doubt would refuse a good answer.
+    if language != "en" and written_in_latin(language) and scripts_of(cleaned):
+        said, probability = detect_latin_language(cleaned)
+        if said != language and probability >= SURE_OF_LANGUAGE:
+            raise StageError(f"the LLM answered in {language_name(said)}, not in {language_name(language)} "
+                             f"({language}), the job's language; pass an --llm-model that speaks it")
     return Script(text=cleaned, origin="reply")

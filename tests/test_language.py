@@ -622,3 +622,52 @@ def test_a_reply_says_its_words_not_its_emoji():
         "Sure! The sky is blue because of scattering."
     with pytest.raises(InputError, match="empty reply"):
         spoken_reply("😊👍")
+
+
+@pytest.mark.parametrize("text, code", [
+    ("Je m'appelle Marie et j'habite à Lyon depuis dix ans.", "fr"),
+    ("Guten Morgen, ich wohne in Berlin und arbeite gern.", "de"),
+    ("Buenos días, me llamo Pablo y vivo en Madrid.", "es"),
+    ("Dzień dobry, nazywam się Anna i mieszkam w Krakowie.", "pl"),
+    ("God morgon, jag heter Erik och bor i Stockholm.", "sv"),
+    ("The willowy woman wore a muskrat coat.", "en"),  # TIMIT's own, and fastText's most doubted of them
+    ("The café on Rue de Rivoli serves croissants.", "en"),  # English with French names in it
+    ("Hello there.", "en"),
+])
+def test_text_in_latin_letters_is_spoken_in_the_language_the_detector_is_sure_of(text, code):
+    from talker_cli.language import decide_language
+
+    assert decide_language(text, "auto")[0] == code
+    assert decide_language(text, "it")[0] == "it"  # a given language is never second-guessed
+
+
+def test_a_text_the_detector_doubts_is_english_with_a_warning_naming_the_flag(caplog):
+    from talker_cli.language import decide_language
+
+    code, how = decide_language("God morgen, jeg heter Ola og bor i Oslo.", "auto")  # Norwegian or Danish?
+    assert code == "en" and "English assumed; it may be" in how
+    assert "pass --language" in caplog.text
+
+
+def test_a_french_text_renders_in_french_without_being_told(tmp_path):
+    result = runner.invoke(app, ["lipsync", "--text", "Bonjour, je m'appelle Marie et j'habite à Lyon.",
+                                 "-o", str(tmp_path / "fr"), "--format", "vtt", "-q"])
+    assert result.exit_code == 0, result.stderr
+    import json
+
+    manifest = json.loads((tmp_path / "fr.json").read_text())
+    assert manifest["language"]["code"] == "fr" and "detector" in manifest["language"]["decided_by"]
+    tts = next(s for s in manifest["stages"] if s["name"] == "tts")
+    assert tts["backend"] == "espeak-ng" and tts["model"].endswith("fr"), tts
+
+
+def test_a_reply_in_english_to_a_spanish_job_is_refused():
+    from talker_cli.errors import StageError
+    from talker_cli.llm import spoken_reply
+
+    with pytest.raises(StageError, match="answered in English, not in Spanish"):
+        spoken_reply("The sky is blue because air scatters blue light more than red light.", "es")
+    assert spoken_reply("El cielo es azul porque el aire dispersa más la luz azul.", "es").text.startswith("El cielo")
+    # an English job's reply is the model's own language: never second-guessed (the detector is
+    # sure this one is Italian)
+    assert spoken_reply("Ciao, bella!", "en").text == "Ciao, bella!"
