@@ -205,7 +205,7 @@ def decide_language(text: str, setting: str) -> tuple[str, str]:
     code, probability = detect_latin_language(text)
     if probability >= SURE_OF_LANGUAGE:
         return code, f"script: Latin, detector: {language_name(code)} ({probability:.2f})"
-    doubt = "" if code == "en" else f"; it may be {language_name(code)} ({probability:.2f})"
+    doubt = "" if code == "en" or probability < WORTH_A_WARNING else f"; it may be {language_name(code)} ({probability:.2f})"
     if doubt:
         log.warning("the text is spoken as English%s: pass --language %s if it is", doubt, code)
     return "en", f"script: Latin, English assumed{doubt} (pass --language for another)"
@@ -215,6 +215,7 @@ def decide_language(text: str, setting: str) -> tuple[str, str]:
 # messages of Debian's translation catalogues it named another language for 2 (both jargon), and it
 # named 62-95% of their French, German, Spanish, Italian, Polish, Turkish and Romanian translations.
 SURE_OF_LANGUAGE = 0.8
+WORTH_A_WARNING = 0.6  # "Hi." may be Italian (0.48): not worth one
 
 
 @functools.cache
@@ -235,6 +236,7 @@ def _identifier():
 def detect_latin_language(text: str) -> tuple[str, float]:
     """The most likely language of a text in Latin letters and its probability (fastText, 16 ms to
     load); Norwegian is named by espeak-ng's code for its written standard, nb."""
-    labels, probabilities = _identifier().predict(" ".join(text.split()), k=1)
+    line = " ".join(text.split()).encode("utf-8", "replace").decode()  # a shell's undecodable bytes too
+    labels, probabilities = _identifier().predict(line, k=1)
     code = labels[0].removeprefix("__label__") if labels else "en"
     return {"no": "nb"}.get(code, code), float(probabilities[0]) if labels else 0.0

@@ -258,8 +258,12 @@ class PhotoStage(Stage):
 
 
 def read_text_file(path: Path) -> str:
+    """A UTF-8 text file's text, less the byte order mark Windows editors write first."""
     try:
-        return path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
+        if "\0" in text:
+            raise InputError(f"text file has NUL bytes, so it is not a text file: {path}")
+        return text
     except FileNotFoundError:
         raise InputError(f"text file not found: {path}") from None
     except UnicodeDecodeError:

@@ -281,6 +281,8 @@ BAD_INPUT = [
      "is a folder"),
     ("a photo that is not an image", lambda p: (p / "fake.png").write_text("no"),
      ["--photo", "fake.png", "--text", "Hi."], "not a readable image"),
+    ("a text file with NUL bytes", lambda p: (p / "nul.txt").write_bytes(b"Hello\0 there."),
+     ["--photo", "face.png", "--text-file", "nul.txt"], "NUL bytes"),
     ("a text of emoji only", None, ["--photo", "face.png", "--text", "👍🏽🙂 ★"], "only emoji"),
     ("a recording with no speech", lambda p: shutil.copy(p / "face.png", p / "noise.wav"),
      ["--photo", "face.png", "--audio", "noise.wav"], "cannot read"),
@@ -319,6 +321,13 @@ def test_a_csv_saved_by_excel_with_a_byte_order_mark_reads(place):
     (place / "jobs.csv").write_bytes("\ufeffphoto,text,output\nface.png,Hi.,a.mp4\n".encode())
     (spec,) = read_batch(place / "jobs.csv")
     assert spec.photo == place / "face.png" and spec.output == "a.mp4"
+
+
+def test_a_text_file_saved_by_notepad_with_a_byte_order_mark_is_said_without_it(place):
+    (place / "script.txt").write_bytes("\ufeffHello there.".encode())
+    result = talker(place, "lipsync", "--text-file", "script.txt", "-o", "out/a", "--format", "vtt", "-q")
+    assert result.returncode == 0, result.stderr
+    assert "\nHello there.\n" in (place / "out" / "a.vtt").read_text(encoding="utf-8")
 
 
 # 7. One enumeration of exit codes, the one the README documents.

@@ -647,6 +647,9 @@ def test_a_text_the_detector_doubts_is_english_with_a_warning_naming_the_flag(ca
     code, how = decide_language("God morgen, jeg heter Ola og bor i Oslo.", "auto")  # Norwegian or Danish?
     assert code == "en" and "English assumed; it may be" in how
     assert "pass --language" in caplog.text
+    caplog.clear()
+    assert decide_language("Hi.", "auto") == ("en", "script: Latin, English assumed (pass --language for another)")
+    assert caplog.text == ""  # "may be Italian (0.48)" is no news
 
 
 def test_a_french_text_renders_in_french_without_being_told(tmp_path):
