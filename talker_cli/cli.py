@@ -344,10 +344,12 @@ def check_gpu(
     text_file: Optional[Path] = typer.Option(None, "--text-file", help="Plan for this file's text."),
     audio: Optional[Path] = typer.Option(None, "--audio", help="Plan for this recording's length."),
     reply: bool = typer.Option(False, "--reply", help="Plan for an LLM reply too."),
+    language: Optional[str] = LANGUAGE,
     mem_ratio: Optional[float] = MEM_RATIO,
     llm_model: Optional[Path] = LLM_MODEL,
     asr_model: Optional[Path] = ASR_MODEL,
     tts_model: Optional[Path] = TTS_MODEL,
+    tts_backend: Optional[str] = TTS_BACKEND,
     json_out: bool = typer.Option(False, "--json", help="Print the plan and verdict as JSON."),
 ) -> None:
     """Plan a job's VRAM per stage and check it against the GPUs, without loading any model.
@@ -364,7 +366,8 @@ def check_gpu(
             raise UsageError("give at most one of --text and --text-file")
         if audio is not None and (text is not None or text_file is not None):
             raise UsageError("give --audio or a text, not both")
-        overrides = _flag_overrides(llm_model=llm_model, asr_model=asr_model, tts_model=tts_model)
+        overrides = _flag_overrides(llm_model=llm_model, asr_model=asr_model, tts_model=tts_model,
+                                    tts_backend=tts_backend, language=language)
         if mem_ratio is not None:
             overrides["gpu"] = {"mem_ratio": mem_ratio}
         config = load_config(preset, overrides)

@@ -415,3 +415,15 @@ def test_check_gpu_makes_the_renders_own_checks_before_planning(monkeypatch, tmp
     rendered = runner.invoke(app, ["render", "--photo", "samples/face.png", *command, "-o", str(tmp_path / "x.mp4")])
     assert checked.exit_code == rendered.exit_code == 4
     assert checked.stderr == rendered.stderr and "/nope/voice.onnx" in checked.stderr
+
+
+def test_check_gpu_plans_the_job_render_would_run_with_the_same_language_and_voice(monkeypatch, tmp_path):
+    """A French-looking prompt: its reply is refused by both without --language, planned by both with it."""
+    monkeypatch.setattr(gpu_probe, "probe_devices", lambda: [gpu(total_gib=24, free_gib=23)])
+    prompt = ["--text", "Bonjour, je m'appelle Marie et j'habite à Lyon.", "--reply"]
+    for extra, code in [([], 2), (["--language", "en"], 0), (["--language", "en", "--tts-backend", "nope"], 2)]:
+        checked = runner.invoke(app, ["check-gpu", *prompt, *extra])
+        assert checked.exit_code == code, checked.stderr
+        if code:
+            rendered = runner.invoke(app, ["render", "--photo", "samples/face.png", *prompt, *extra, "-o", str(tmp_path / "x.mp4")])
+            assert rendered.exit_code == code and checked.stderr == rendered.stderr
