@@ -7,7 +7,8 @@ same over units of sound: pinyin syllables with tones for Mandarin, whichever ch
 the kana of the reading for Japanese); the same audio, fed back as a recording, is aligned as
 `talker render --audio` would align it and its phone boundaries are compared with the voice's own
 phone timings (fraction within 25 ms). Error rates are the mean over the sentences, boundaries are
-counted over all three. Prints one table.
+counted over all three. Each sentence's language is also decided from its text alone, as a render
+without --language decides it. Prints one table.
 
     python bench/languages.py [--json]
 """
@@ -95,6 +96,7 @@ def main() -> None:
     from talker_cli.asr import ASR_RATE, make_asr
     from talker_cli.audio_io import decode_audio
     from talker_cli.config import AsrConfig
+    from talker_cli.language import decide_language
 
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -126,17 +128,19 @@ def main() -> None:
             within = sum(abs(e) <= 0.025 for e in errors) / max(len(errors) + missed, 1)
             rows.append({"language": code, "voice": manifest["stages"][5]["model"], "cer": round(sum(cers) / len(cers), 3),
                          "reading_error_rate": round(sum(readings) / len(readings), 3),
-                         "heard": heard_texts, "boundary_within_25ms": round(within, 3), "boundaries": len(errors) + missed,
+                         "heard": heard_texts, "told_from_text": sum(decide_language(t, "auto")[0] == code for t in texts),
+                         "boundary_within_25ms": round(within, 3), "boundaries": len(errors) + missed,
                          "seconds_per_audio_second": round(seconds / audio_s, 3)})
             print(json.dumps(rows[-1], ensure_ascii=False), file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    print("| language | voice | CER of the MP4's audio | reading error rate | boundaries within 25 ms | s per audio s |")
-    print("|---|---|---|---|---|---|")
+    print("| language | told from the text | voice | CER of the MP4's audio | reading error rate | boundaries within 25 ms "
+          "| s per audio s |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['language']} | {r['voice']} | {r['cer']} | {r['reading_error_rate']} | {r['boundary_within_25ms']} "
-              f"| {r['seconds_per_audio_second']} |")
+        print(f"| {r['language']} | {r['told_from_text']}/{len(SENTENCES[r['language']])} | {r['voice']} | {r['cer']} "
+              f"| {r['reading_error_rate']} | {r['boundary_within_25ms']} | {r['seconds_per_audio_second']} |")
 
 
 if __name__ == "__main__":
