@@ -237,7 +237,7 @@ RULES: dict[str, Rule] = {
     "input.max_chars": _range(1, 10_000_000, " characters"),
     "input.max_audio_s": _range(0.2, 86_400, " s"),
     "input.language": Rule('"auto" or a language tag (en, zh, es, zh-TW, ...)',
-                           pattern=r"auto|[a-z]{2,3}(-[A-Za-z0-9]{2,8})*"),
+                           pattern=r"auto|[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*"),  # tags are case-insensitive
     "asr.backend": Rule("faster-whisper or openai-whisper", choices=("faster-whisper", "openai-whisper")),
     "asr.model": _PATH, "asr.device": _DEVICE,
     "asr.compute_type": Rule("a CTranslate2 compute type", choices=(

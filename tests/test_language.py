@@ -674,3 +674,22 @@ def test_a_reply_in_english_to_a_spanish_job_is_refused():
     # an English job's reply is the model's own language: never second-guessed (the detector is
     # sure this one is Italian)
     assert spoken_reply("Ciao, bella!", "en").text == "Ciao, bella!"
+
+
+@pytest.mark.parametrize("tag, code", [("EN", "en"), ("en-US", "en"), ("ZH-tw", "zh"), ("Es", "es")])
+def test_a_language_tag_is_read_whatever_its_case(tag, code, tmp_path):
+    from talker_cli.config import load_config
+    from talker_cli.language import decide_language, in_chinese_characters
+
+    config = load_config("cpu", {"input": {"language": tag}})
+    assert decide_language("Hello there.", config.input.language) == (code, "given")
+    if code == "zh":
+        assert in_chinese_characters(["我们"], tag) == ["我們"]  # traditional, as zh-TW asks
+
+
+@pytest.mark.parametrize("tag", ["zh_TW", "x-klingon", "", "en us", "Auto"])
+def test_a_language_that_is_no_tag_is_refused_naming_the_rule(tag):
+    from talker_cli.config import load_config
+
+    with pytest.raises(UsageError, match="must be \"auto\" or a language tag"):
+        load_config("cpu", {"input": {"language": tag}})
