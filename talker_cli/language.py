@@ -136,7 +136,7 @@ def foreign_script(text: str, language: str) -> str | None:
 # Pictographs a voice would read by their Unicode names ("thumbs up medium skin tone", "heart suit",
 # "right arrow"): emoji, dingbats, arrows, shapes, box drawing; and the marks that join or colour
 # them (zero-width joiner, variation selectors, keycap, tags). Signs with a reading (° № © € %) stay.
-_PICTOGRAPHS = ("\u2190-\u21ff\u2300-\u23ff\u2500-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff")
+_PICTOGRAPHS = "\u2190-\u21ff\u2300-\u23ff\u2500-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff"
 _JOINERS = "\u200d\u20e3\ufe00-\ufe0f\U000e0020-\U000e007f\U000e0100-\U000e01ef"
 _PICTOGRAPH_RUN = re.compile(f"[ \t]*(?:[{_PICTOGRAPHS}{_JOINERS}]+[ \t]*)+")
 
