@@ -310,7 +310,16 @@ class EspeakWarpAligner:
         raise AlignmentFailed(f"no phone recognizer for {self.language}")
 
     def align(self, speech: Speech, text: str, anchors: tuple[Word, ...] = ()) -> PhoneTrack:
-        track = align_recording(speech, text, anchors, self)
+        try:
+            track = align_recording(speech, text, anchors, self)
+        except InputError as error:
+            if self.voice is not None or not text.strip():
+                raise
+            from .language import LANGUAGE_NAMES  # words in a language no voice here says, not noise
+
+            heard = f"{LANGUAGE_NAMES[self.language]} ({self.language})" if self.language in LANGUAGE_NAMES else self.language
+            raise InputError(f"the recording was heard as {heard}, which espeak-ng has no voice for, so it cannot be "
+                             "timed; if it is in another language, pass --language CODE") from error
         return PhoneTrack(track.phones, track.words, self.name, track.spans)
 
     def unload(self) -> None:

@@ -121,6 +121,14 @@ MIN_LANGUAGE_PROBABILITY = 0.3
 # speech (TIMIT, 58 utterances) stayed within compression 1.4, log-probability -0.61, no-speech 0.07.
 _DOUBTFUL_COMPRESSION, _DOUBTFUL_LOGPROB, _DOUBTFUL_NO_SPEECH = 2.0, -0.8, 0.3
 
+# A transcript that compresses this well repeats itself: Whisper's own sign of a failed decode. When
+# the language was a guess (under UNSURE_OF_LANGUAGE) and its transcript loops, the next guesses are
+# tried: espeak-ng's French, taken for Thai at 0.36 (French 0.18), came out as one Thai letter 100
+# times (compression 4.84); in French it read "Pour tous, je m'appelasse ..." (0.96).
+LOOPING_COMPRESSION = 2.4
+UNSURE_OF_LANGUAGE = 0.5
+NEXT_GUESS = 0.1  # a next guess under this is no guess
+
 # One temperature. Whisper's retry at rising temperatures, seeded, broke some loops on espeak-ng's
 # Russian (ten sentences: CER 0.97 -> 0.46 in one run, 0.52 -> 0.54 in another), but speech that
 # really repeats itself reads as a loop and is decoded up to six times: a recording repeated to
@@ -187,14 +195,31 @@ class FasterWhisperAsr:
         if language == "en":
             self.model_path = str(self.paths["given"])
             return english
-        return self.transcribe_with("multilingual", speech, language)
+        return self.transcribe_guessed(speech, ranked)
 
-    def transcribe_with(self, which: str, speech: Speech, language: str, doubts: list[bool] | None = None) -> Transcript:
+    def transcribe_guessed(self, speech: Speech, ranked: list[tuple[str, float]]) -> Transcript:
+        """The recording in the language Whisper detected, or, when that was a guess and its transcript
+        loops, in the first of its next guesses that does not; refused when every guess loops."""
+        sure = ranked[0][1] >= UNSURE_OF_LANGUAGE
+        guesses = [ranked[0]] + ([] if sure else [g for g in ranked[1:3] if g[1] >= NEXT_GUESS])
+        for language, _ in guesses:
+            compressions: list[float] = []
+            transcript = self.transcribe_with("multilingual", speech, language, compressions=compressions)
+            if sure or max(compressions, default=0.0) <= LOOPING_COMPRESSION:
+                return transcript  # sure of the language: speech that repeats itself is kept as heard
+        heard = ", ".join(f"{code} {p:.2f}" for code, p in ranked[:3])
+        raise InputError(f"the recording's language could not be told (Whisper's guesses: {heard}; its transcript "
+                         "in each repeats itself); if it is speech, pass --language CODE")
+
+    def transcribe_with(self, which: str, speech: Speech, language: str, doubts: list[bool] | None = None,
+                        compressions: list[float] | None = None) -> Transcript:
         self.model_path = str(self.paths[which])  # the manifest names the model that transcribed
         model = self.model(which)
-        return transcribe_in_windows(speech, lambda samples: self.transcribe_window(model, samples, language, doubts))
+        return transcribe_in_windows(
+            speech, lambda samples: self.transcribe_window(model, samples, language, doubts, compressions))
 
-    def transcribe_window(self, model, samples: np.ndarray, language: str, doubts: list[bool] | None = None) -> Transcript:
+    def transcribe_window(self, model, samples: np.ndarray, language: str, doubts: list[bool] | None = None,
+                          compressions: list[float] | None = None) -> Transcript:
         segments, info = model.transcribe(
             np.ascontiguousarray(samples), language=language or None,
             word_timestamps=True, beam_size=5, temperature=0.0, vad_filter=False,
@@ -207,6 +232,8 @@ class FasterWhisperAsr:
             if doubts is not None:
                 doubts.append(segment.compression_ratio > _DOUBTFUL_COMPRESSION or segment.avg_logprob < _DOUBTFUL_LOGPROB
                               or segment.no_speech_prob > _DOUBTFUL_NO_SPEECH)
+            if compressions is not None:
+                compressions.append(segment.compression_ratio)
         text = " ".join(t for t in texts if t)
         return Transcript(text=text, words=tuple(words), language=info.language)
 

@@ -527,6 +527,50 @@ def test_a_recording_whose_language_whisper_can_only_guess_is_refused_naming_the
     assert (transcript.text, transcript.language) == ("привет", "ru")
 
 
+class _Multilingual(_Whisper):
+    """Whisper base whose transcript in some languages loops (one letter again and again)."""
+
+    def __init__(self, guess: tuple, looping: set[str]):
+        super().__init__(guess=guess)
+        self.looping, self.asked = looping, []
+
+    def transcribe(self, samples, language=None, **options):
+        from types import SimpleNamespace
+
+        self.asked.append(language)
+        segment = _Segment("ษ" * 100 if language in self.looping else f"speech in {language}", False)
+        segment.compression_ratio = 4.84 if language in self.looping else 0.96
+        return iter([segment]), SimpleNamespace(language=language)
+
+
+@pytest.mark.parametrize("guess, looping, said, asked", [
+    # espeak-ng's French as Whisper base heard it: Thai at 0.36, its transcript a loop; French next
+    (("th", 0.36, [("th", 0.36), ("fr", 0.18), ("km", 0.12)]), {"th"}, "fr", ["th", "fr"]),
+    # sure of the language: speech that repeats itself is kept as heard
+    (("th", 0.9, [("th", 0.9), ("fr", 0.05)]), {"th"}, "th", ["th"]),
+    # a guess whose transcript does not loop is taken as it is
+    (("fr", 0.36, [("fr", 0.36), ("th", 0.3)]), {"th"}, "fr", ["fr"]),
+    # every guess loops: refused
+    (("th", 0.36, [("th", 0.36), ("fr", 0.18), ("km", 0.12)]), {"th", "fr", "km"}, None, ["th", "fr", "km"]),
+    # a next guess under 0.1 is no guess
+    (("th", 0.36, [("th", 0.36), ("fr", 0.05)]), {"th"}, None, ["th"]),
+])
+def test_a_guessed_language_whose_transcript_loops_gives_way_to_the_next_guess(guess, looping, said, asked):
+    from talker_cli.artifacts import Speech
+    from talker_cli.errors import InputError
+
+    asr = asr_answering(guess)
+    asr.models["multilingual"] = whisper = _Multilingual(guess, looping)
+    speech = Speech(np.zeros(16000, np.float32), 16000, "recording")
+    if said is None:
+        with pytest.raises(InputError, match="repeats itself.*--language"):
+            asr.transcribe(speech)
+    else:
+        transcript = asr.transcribe(speech)
+        assert transcript.language == said and ("ษ" in transcript.text) == (said in looping)
+    assert whisper.asked == asked
+
+
 @pytest.mark.slow
 def test_espeak_russian_is_not_taken_for_another_language_with_exit_0(tmp_path, face_photo):
     import subprocess
@@ -709,3 +753,19 @@ def test_without_the_language_detector_a_latin_text_is_refused_naming_the_packag
     assert language.decide_language("Hello there.", "en") == ("en", "given")  # a given language needs none
     assert language.decide_language("你好", "auto")[0] == "zh"  # nor does a script that says it
     language._identifier.cache_clear()
+
+
+def test_speech_heard_in_a_language_no_voice_says_is_refused_as_such_not_as_no_speech(speech_wav):
+    """Whisper base took espeak-ng's French for Khmer; the chain then found no vowel, and said "no speech"."""
+    from talker_cli.alignment import EspeakWarpAligner
+    from talker_cli.artifacts import Speech, Word
+    from talker_cli.audio_io import decode_audio
+    from talker_cli.errors import InputError
+
+    speech = Speech(decode_audio(speech_wav, 16000), 16000, "recording")
+    aligner = EspeakWarpAligner("km")
+    aligner.load()
+    with pytest.raises(InputError, match=r"heard as km, which espeak-ng has no voice for.*pass --language"):
+        aligner.align(speech, "សួស្តី", (Word("សួស្តី", 0.2, 1.0),))
+    with pytest.raises(InputError, match="no speech was found"):  # no words heard at all: noise, as before
+        aligner.align(speech, "", ())
