@@ -318,8 +318,9 @@ class EspeakWarpAligner:
             from .language import LANGUAGE_NAMES  # words in a language no voice here says, not noise
 
             heard = f"{LANGUAGE_NAMES[self.language]} ({self.language})" if self.language in LANGUAGE_NAMES else self.language
-            raise InputError(f"the recording was heard as {heard}, which espeak-ng has no voice for, so it cannot be "
-                             "timed; if it is in another language, pass --language CODE") from error
+            raise InputError(f"no speech was found in the recording that talker can time: Whisper heard it as {heard}, "
+                             "a language espeak-ng has no voice for (noise is often heard as one); if it is speech, "
+                             "pass --language CODE") from error
         return PhoneTrack(track.phones, track.words, self.name, track.spans)
 
     def unload(self) -> None:

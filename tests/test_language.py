@@ -755,8 +755,8 @@ def test_without_the_language_detector_a_latin_text_is_refused_naming_the_packag
     language._identifier.cache_clear()
 
 
-def test_speech_heard_in_a_language_no_voice_says_is_refused_as_such_not_as_no_speech(speech_wav):
-    """Whisper base took espeak-ng's French for Khmer; the chain then found no vowel, and said "no speech"."""
+def test_speech_heard_in_a_language_no_voice_says_is_refused_naming_the_language_and_the_flag(speech_wav):
+    """Whisper base took espeak-ng's French for Khmer; the chain then found no vowel and said only "no speech"."""
     from talker_cli.alignment import EspeakWarpAligner
     from talker_cli.artifacts import Speech, Word
     from talker_cli.audio_io import decode_audio
@@ -765,7 +765,7 @@ def test_speech_heard_in_a_language_no_voice_says_is_refused_as_such_not_as_no_s
     speech = Speech(decode_audio(speech_wav, 16000), 16000, "recording")
     aligner = EspeakWarpAligner("km")
     aligner.load()
-    with pytest.raises(InputError, match=r"heard as km, which espeak-ng has no voice for.*pass --language"):
+    with pytest.raises(InputError, match=r"heard it as km, a language espeak-ng has no voice for.*pass --language"):
         aligner.align(speech, "សួស្តី", (Word("សួស្តី", 0.2, 1.0),))
-    with pytest.raises(InputError, match="no speech was found"):  # no words heard at all: noise, as before
+    with pytest.raises(InputError, match=r"no speech was found in the recording \(no vowel"):  # no words heard at all
         aligner.align(speech, "", ())
