@@ -121,6 +121,11 @@ MIN_LANGUAGE_PROBABILITY = 0.3
 # speech (TIMIT, 58 utterances) stayed within compression 1.4, log-probability -0.61, no-speech 0.07.
 _DOUBTFUL_COMPRESSION, _DOUBTFUL_LOGPROB, _DOUBTFUL_NO_SPEECH = 2.0, -0.8, 0.3
 
+
+def _doubtful(segment) -> bool:
+    return (segment.compression_ratio > _DOUBTFUL_COMPRESSION or segment.avg_logprob < _DOUBTFUL_LOGPROB
+            or segment.no_speech_prob > _DOUBTFUL_NO_SPEECH)
+
 # A transcript that compresses this well repeats itself: Whisper's own sign of a failed decode. When
 # the language was a guess (under UNSURE_OF_LANGUAGE) and its transcript loops, the next guesses are
 # tried: espeak-ng's French, taken for Thai at 0.36 (French 0.18), came out as one Thai letter 100
@@ -182,9 +187,9 @@ class FasterWhisperAsr:
             return self.transcribe_with("given", speech, self.language)
         if self.language:
             return self.transcribe_with("multilingual", speech, self.language)
-        doubts: list[bool] = []
-        english = self.transcribe_with("given", speech, "en", doubts)
-        if english.text and not any(doubts):
+        segments: list = []
+        english = self.transcribe_with("given", speech, "en", segments)
+        if english.text and not any(map(_doubtful, segments)):
             return english
         language, probability, ranked = self.model("multilingual").detect_language(
             np.ascontiguousarray(speech.samples[: 30 * ASR_RATE]))
@@ -203,23 +208,23 @@ class FasterWhisperAsr:
         sure = ranked[0][1] >= UNSURE_OF_LANGUAGE
         guesses = [ranked[0]] + ([] if sure else [g for g in ranked[1:3] if g[1] >= NEXT_GUESS])
         for language, _ in guesses:
-            compressions: list[float] = []
-            transcript = self.transcribe_with("multilingual", speech, language, compressions=compressions)
-            if sure or max(compressions, default=0.0) <= LOOPING_COMPRESSION:
+            segments: list = []
+            transcript = self.transcribe_with("multilingual", speech, language, segments)
+            if sure or not any(s.compression_ratio > LOOPING_COMPRESSION for s in segments):
                 return transcript  # sure of the language: speech that repeats itself is kept as heard
         heard = ", ".join(f"{code} {p:.2f}" for code, p in ranked[:3])
         raise InputError(f"the recording's language could not be told (Whisper's guesses: {heard}; its transcript "
                          "in each repeats itself); if it is speech, pass --language CODE")
 
-    def transcribe_with(self, which: str, speech: Speech, language: str, doubts: list[bool] | None = None,
-                        compressions: list[float] | None = None) -> Transcript:
+    def transcribe_with(self, which: str, speech: Speech, language: str, kept: list | None = None) -> Transcript:
         self.model_path = str(self.paths[which])  # the manifest names the model that transcribed
         model = self.model(which)
         return transcribe_in_windows(
-            speech, lambda samples: self.transcribe_window(model, samples, language, doubts, compressions))
+            speech, lambda samples: self.transcribe_window(model, samples, language, kept))
 
-    def transcribe_window(self, model, samples: np.ndarray, language: str, doubts: list[bool] | None = None,
-                          compressions: list[float] | None = None) -> Transcript:
+    def transcribe_window(self, model, samples: np.ndarray, language: str, kept: list | None = None) -> Transcript:
+        """One window's transcript; its segments (with Whisper's signs of a failed decode) added to
+        `kept` when given."""
         segments, info = model.transcribe(
             np.ascontiguousarray(samples), language=language or None,
             word_timestamps=True, beam_size=5, temperature=0.0, vad_filter=False,
@@ -229,11 +234,8 @@ class FasterWhisperAsr:
             texts.append(segment.text.strip())
             for word in segment.words or []:
                 words.append(Word(word.word.strip(), float(word.start), float(word.end)))
-            if doubts is not None:
-                doubts.append(segment.compression_ratio > _DOUBTFUL_COMPRESSION or segment.avg_logprob < _DOUBTFUL_LOGPROB
-                              or segment.no_speech_prob > _DOUBTFUL_NO_SPEECH)
-            if compressions is not None:
-                compressions.append(segment.compression_ratio)
+            if kept is not None:
+                kept.append(segment)
         text = " ".join(t for t in texts if t)
         return Transcript(text=text, words=tuple(words), language=info.language)
 
