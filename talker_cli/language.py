@@ -1,9 +1,10 @@
 """The language of a job, the writing system of a text, and whether a voice can read it.
 
-The language is given (`--language`) or decided from the text's script; a recording's comes from
-its ASR. A voice reading a script it does not know says nonsense (an English voice reads Hanzi as
-"Chinese letter" and spells Cyrillic); that is refused before any stage, naming the script, the
-voice and the voice that can.
+The language is given (`--language`) or decided from the text's script, and for Latin letters by
+fastText's language identifier when it is sure; a recording's comes from its ASR. A voice reading a
+script it does not know says nonsense (an English voice reads Hanzi as "Chinese letter" and spells
+Cyrillic); that is refused before any stage, naming the script, the voice and the voice that can.
+What no voice should say at all, emoji read by their names, is left out of the text.
 """
 
 from __future__ import annotations
