@@ -189,10 +189,11 @@ def primary_language(tag: str) -> str:
     return tag.split("-")[0].lower()
 
 
-def decide_language(text: str, setting: str) -> tuple[str, str]:
+def decide_language(text: str, setting: str, job: str = "") -> tuple[str, str]:
     """(ISO 639-1 code, how it was decided): the setting unless "auto", else the script most of the
     text is said in (kana anywhere means Japanese; Latin unless another script holds more); which
-    language of Latin letters, the detector says when it is sure, else English is assumed."""
+    language of Latin letters, the detector says when it is sure, else English is assumed (with a
+    warning naming the job when the detector's guess was another language)."""
     if setting != "auto":
         return primary_language(setting), "given"
     counts = spoken_units(text)
@@ -208,7 +209,7 @@ def decide_language(text: str, setting: str) -> tuple[str, str]:
         return code, f"script: Latin, detector: {language_name(code)} ({probability:.2f})"
     doubt = "" if code == "en" or probability < WORTH_A_WARNING else f"; it may be {language_name(code)} ({probability:.2f})"
     if doubt:
-        log.warning("the text is spoken as English%s: pass --language %s if it is", doubt, code)
+        log.warning("%sthe text is spoken as English%s: pass --language %s if it is", f"{job}: " if job else "", doubt, code)
     return "en", f"script: Latin, English assumed{doubt} (pass --language for another)"
 
 

@@ -207,7 +207,7 @@ def check_text_language(job: Job) -> None:
     if job.text is None:
         return
     text = split_tags(job.text)[0]
-    job.language, job.language_decided_by = decide_language(text, job.config.input.language)
+    job.language, job.language_decided_by = decide_language(text, job.config.input.language, job.output.name)
     if job.reply:
         from .llm import check_reply_language
 

@@ -688,9 +688,9 @@ def test_text_in_latin_letters_is_spoken_in_the_language_the_detector_is_sure_of
 def test_a_text_the_detector_doubts_is_english_with_a_warning_naming_the_flag(caplog):
     from talker_cli.language import decide_language
 
-    code, how = decide_language("God morgen, jeg heter Ola og bor i Oslo.", "auto")  # Norwegian or Danish?
+    code, how = decide_language("God morgen, jeg heter Ola og bor i Oslo.", "auto", "line7.mp4")  # nb or da?
     assert code == "en" and "English assumed; it may be" in how
-    assert "pass --language" in caplog.text
+    assert "line7.mp4: the text is spoken as English" in caplog.text and "pass --language" in caplog.text  # which job
     caplog.clear()
     assert decide_language("Hi.", "auto") == ("en", "script: Latin, English assumed (pass --language for another)")
     assert caplog.text == ""  # "may be Italian (0.48)" is no news
