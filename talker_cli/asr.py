@@ -140,6 +140,12 @@ NEXT_GUESS = 0.1  # a next guess under this is no guess
 # 10 minutes took 200 s of ASR instead of 30-40 s, for the same words.
 
 
+def untold_language(ranked: list[tuple[str, float]], why: str = "") -> InputError:
+    heard = ", ".join(f"{code} {p:.2f}" for code, p in ranked[:3])
+    return InputError(f"the recording's language could not be told (Whisper's guesses: {heard}{why}); if it is "
+                      "speech, pass --language CODE")
+
+
 class FasterWhisperAsr:
     """faster-whisper. With no model given and no language: Whisper tiny.en transcribes first, and
     only a transcript that shows Whisper's signs of the wrong language sends the recording to
@@ -194,9 +200,7 @@ class FasterWhisperAsr:
         language, probability, ranked = self.model("multilingual").detect_language(
             np.ascontiguousarray(speech.samples[: 30 * ASR_RATE]))
         if probability < MIN_LANGUAGE_PROBABILITY:
-            heard = ", ".join(f"{code} {p:.2f}" for code, p in ranked[:3])
-            raise InputError(f"the recording's language could not be told (Whisper's guesses: {heard}); if it is "
-                             "speech, pass --language CODE")
+            raise untold_language(ranked)
         if language == "en":
             self.model_path = str(self.paths["given"])
             return english
@@ -212,9 +216,7 @@ class FasterWhisperAsr:
             transcript = self.transcribe_with("multilingual", speech, language, segments)
             if sure or not any(s.compression_ratio > LOOPING_COMPRESSION for s in segments):
                 return transcript  # sure of the language: speech that repeats itself is kept as heard
-        heard = ", ".join(f"{code} {p:.2f}" for code, p in ranked[:3])
-        raise InputError(f"the recording's language could not be told (Whisper's guesses: {heard}; its transcript "
-                         "in each repeats itself); if it is speech, pass --language CODE")
+        raise untold_language(ranked, "; its transcript in each repeats itself")
 
     def transcribe_with(self, which: str, speech: Speech, language: str, kept: list | None = None) -> Transcript:
         self.model_path = str(self.paths[which])  # the manifest names the model that transcribed

