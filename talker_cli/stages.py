@@ -315,6 +315,7 @@ class InputStage(Stage):
         from .asr import ASR_RATE
         from .audio_io import check_not_silent, decode_audio
         from .photo import file_sha256
+        from .voice_activity import check_has_voice
 
         samples = decode_audio(job.audio, ASR_RATE)
         duration = len(samples) / ASR_RATE
@@ -326,6 +327,7 @@ class InputStage(Stage):
                 "(input.max_audio_s); cut it or use a preset with a higher limit"
             )
         check_not_silent(samples, job.audio)
+        check_has_voice(samples, job.audio)
         job.artifacts.recording = Speech(samples=samples, sample_rate=ASR_RATE, origin="recording", source_path=job.audio)
         job.input_hashes["audio_sha256"] = file_sha256(job.audio)
         return {"audio_s": round(duration, 3)}

@@ -1,0 +1,65 @@
+"""Is there a voice in a recording? Asked before any model stage, so that music, tones or noise are
+refused as what they are instead of animated.
+
+Whisper hears words in sounds that hold none (a guitar's plucks came out as "Yay, yay, yay, yay.")
+and the phone recognizer, the alignment chain's last path, finds phones in any sound, so neither can
+tell. Silero VAD can: the ONNX model that ships in the faster-whisper wheel (1.2 MB, offline) gives
+each 32 ms frame a probability of voice. Measured (16 kHz): music, plucked strings, white noise and
+mains hum reach at most 0.54 on one frame of 157; real speech (jfk.flac, TIMIT) passes 0.5 on 60-90%
+of its frames, also at 0 dB SNR in white noise, 45 dB quieter, or cut to telephone bandwidth; of 501
+TIMIT words cut out alone with 0.1 s around them, 3 had fewer than three frames over 0.5.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .errors import InputError
+
+RATE = 16000
+FRAME = 512  # samples per Silero frame at 16 kHz (32 ms)
+VOICE = 0.5  # Silero's own speech threshold
+MIN_VOICED_FRAMES = 3  # about 0.1 s of voice: a word
+CHUNK_FRAMES = 1875  # one minute per call, so an hour's recording is never copied whole
+
+log = logging.getLogger(__name__)
+
+Detector = Callable[[np.ndarray], np.ndarray]  # samples (a multiple of FRAME) -> one probability per frame
+
+
+def silero_detector() -> Detector | None:
+    """faster-whisper's Silero VAD, or None when that library is not installed."""
+    try:
+        from faster_whisper.vad import get_vad_model
+    except ImportError:
+        return None
+    model = get_vad_model()
+    return lambda samples: np.asarray(model(samples)).reshape(-1)
+
+
+def voiced_frames(samples: np.ndarray, detector: Detector, enough: int = MIN_VOICED_FRAMES) -> int:
+    """Frames with a voice, counted a minute at a time until `enough` are found."""
+    found = 0
+    step = CHUNK_FRAMES * FRAME
+    for start in range(0, len(samples), step):
+        chunk = samples[start:start + step].astype(np.float32)
+        chunk = np.pad(chunk, (0, -len(chunk) % FRAME))
+        found += int((detector(chunk) >= VOICE).sum())
+        if found >= enough:
+            break
+    return found
+
+
+def check_has_voice(samples: np.ndarray, path: Path, detector: Detector | None = None) -> None:
+    """InputError when a 16 kHz recording has no voice in it. Without the detector, no check."""
+    detector = detector or silero_detector()
+    if detector is None:
+        log.debug("faster-whisper is not installed: the recording is not checked for a voice")
+        return
+    if voiced_frames(samples, detector) < MIN_VOICED_FRAMES:
+        raise InputError(f"no speech was found in the recording {path}: the voice detector heard no voice in its "
+                         f"{len(samples) / RATE:.1f} s (music, tones or noise); pass a recording of speech")

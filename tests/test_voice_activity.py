@@ -1,0 +1,85 @@
+"""A recording with no voice in it (music, tones, noise) is refused before any model stage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from talker_cli.audio_io import decode_audio, write_wav
+from talker_cli.cli import app
+from talker_cli.errors import InputError
+from talker_cli.voice_activity import CHUNK_FRAMES, FRAME, MIN_VOICED_FRAMES, RATE, check_has_voice, silero_detector
+
+runner = CliRunner()
+
+
+def scripted(voiced_at: set[int], calls: list[int]):
+    """A detector that hears a voice in the given frames (counted over the whole recording)."""
+    seen = [0]
+
+    def detect(chunk: np.ndarray) -> np.ndarray:
+        assert len(chunk) % FRAME == 0 and len(chunk) <= CHUNK_FRAMES * FRAME
+        calls.append(len(chunk))
+        frames = np.arange(seen[0], seen[0] + len(chunk) // FRAME)
+        seen[0] += len(frames)
+        return np.where(np.isin(frames, list(voiced_at)), 0.9, 0.2)
+
+    return detect
+
+
+def test_too_few_voiced_frames_is_no_speech():
+    samples = np.zeros(RATE * 5, dtype=np.float32)
+    voiced = set(range(40, 40 + MIN_VOICED_FRAMES - 1))
+    with pytest.raises(InputError, match=r"no speech was found in the recording x\.wav: .* 5\.0 s \(music"):
+        check_has_voice(samples, Path("x.wav"), scripted(voiced, []))
+    check_has_voice(samples, Path("x.wav"), scripted(voiced | {90}, []))
+
+
+def test_an_hour_is_read_a_minute_at_a_time_and_stops_at_the_first_voice():
+    samples = np.zeros(RATE * 3600, dtype=np.float32)
+    calls: list[int] = []
+    check_has_voice(samples, Path("long.wav"), scripted({CHUNK_FRAMES + 5, CHUNK_FRAMES + 6, CHUNK_FRAMES + 7}, calls))
+    assert len(calls) == 2  # the second minute held the voice: the other 58 are not read
+    calls.clear()
+    with pytest.raises(InputError):
+        check_has_voice(samples[: RATE * 150 + 7], Path("long.wav"), scripted(set(), calls))
+    assert CHUNK_FRAMES * FRAME == RATE * 60
+    assert len(calls) == 3 and calls[-1] == -(-(RATE * 30 + 7) // FRAME) * FRAME  # the rest, padded to whole frames
+
+
+def music(seconds: float = 5.0) -> np.ndarray:
+    """Notes with harmonics and a plucked decay, one every half second."""
+    t = np.arange(int(RATE * seconds)) / RATE
+    out = np.zeros_like(t)
+    for k, f in enumerate([261.6, 329.6, 392.0, 523.3, 392.0, 329.6, 261.6, 440.0, 349.2, 293.7]):
+        part = (t >= k * 0.5) & (t < k * 0.5 + 0.5)
+        tt = t[part] - k * 0.5
+        out[part] = sum(0.2 / h * np.sin(2 * np.pi * f * h * tt) for h in range(1, 6)) * np.exp(-4 * tt)
+    return out.astype(np.float32)
+
+
+def test_music_noise_and_hum_have_no_voice_and_speech_has_one(speech_wav):
+    detector = silero_detector()
+    rng = np.random.default_rng(0)
+    t = np.arange(RATE * 4) / RATE
+    for sound in (music(), 0.05 * rng.standard_normal(RATE * 4), 0.2 * np.sin(2 * np.pi * 50 * t)):
+        with pytest.raises(InputError, match="no speech was found"):
+            check_has_voice(sound.astype(np.float32), Path("sound.wav"), detector)
+    speech = decode_audio(speech_wav, RATE)
+    check_has_voice(speech, speech_wav, detector)
+    noisy = speech + rng.standard_normal(len(speech)).astype(np.float32) * np.sqrt(np.mean(speech ** 2))  # 0 dB SNR
+    check_has_voice(noisy, speech_wav, detector)
+
+
+def test_music_given_as_a_recording_is_refused_in_one_line_and_leaves_nothing(tmp_path):
+    song = tmp_path / "song.wav"
+    write_wav(song, music(), RATE)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = runner.invoke(app, ["lipsync", "--audio", str(song), "-o", str(out / "song"), "-q"])
+    assert result.exit_code == 3, result.output
+    assert "no voice" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert list(out.iterdir()) == []
