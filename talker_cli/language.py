@@ -94,7 +94,10 @@ def check_voice_speaks(text: str, voice_language: str, voice: str, language: str
     offer = "; the espeak-ng voices speak it (leave --tts-model out, or pass --tts-backend espeak)"
     if foreign:
         script = max(foreign)[1]
-        raise UsageError(f"the text is written in {_SCRIPTS[script]} script, which the voice {voice} "
+        if language in ("", family) and _SCRIPT_LANGUAGE.get(script, family) != family:  # "Привет, how are you?"
+            offer = (f"; pass --language {_SCRIPT_LANGUAGE[script]} for a voice that reads them, and the "
+                     "Latin-letter words beside them too")
+        raise UsageError(f"the text has letters in {_SCRIPTS[script]} script, which the voice {voice} "
                          f"({voice_language}) cannot speak{offer}")
     if language and language != family:
         raise UsageError(f"the job's language is {language}, which the voice {voice} ({voice_language}) "
@@ -151,6 +154,23 @@ def without_pictographs(text: str) -> str:
             return ""
         return "" if written_unspaced(before) or written_unspaced(after) else " "
     return _PICTOGRAPH_RUN.sub(gap, text)
+
+
+# Letters, digits and signs typed in full width (an East Asian keyboard's ＡＢＣ１２３＄％) and half-width
+# katakana: Piper read ＨＥＬＬＯ letter by letter by its Unicode name ("fullwidth latin capital letter
+# h", 8.6 s for two words) and left out ＄ (no "dollars"). Folded to the plain forms (NFKC); full-width
+# punctuation stays, as Chinese and Japanese text writes it (，！？).
+_WIDE_FORMS = re.compile("[\uff03-\uff06\uff0b\uff10-\uff19\uff1c-\uff1e\uff20-\uff3a\uff41-\uff5a"
+                         "\uff61-\uff9f]+")
+
+
+def plain_width(text: str) -> str:
+    return _WIDE_FORMS.sub(lambda run: unicodedata.normalize("NFKC", run[0]), text)
+
+
+def as_spoken(text: str) -> str:
+    """The text as the voices are given it: pictographs left out, wide letters and digits plain."""
+    return plain_width(without_pictographs(text))
 
 
 def written_in_latin(language: str) -> bool:

@@ -248,10 +248,10 @@ def spoken_reply(text: str, language: str = "en") -> Script:
     """Keep what a voice can say: drop markdown marks and emoji and cut an unfinished last sentence.
     An answer written in a script the job's language is not written in, or surely in another
     language of Latin letters, is refused: its voice would read it as nonsense."""
-    from .language import (SURE_OF_LANGUAGE, detect_latin_language, foreign_script, language_name, scripts_of,
-                           without_pictographs, written_in_latin)
+    from .language import (SURE_OF_LANGUAGE, as_spoken, detect_latin_language, foreign_script, language_name,
+                           scripts_of, written_in_latin)
 
-    cleaned = " ".join(re.sub(r"[*#`]+", "", without_pictographs(text)).split())
+    cleaned = " ".join(re.sub(r"[*#`]+", "", as_spoken(text)).split())
     end = max(cleaned.rfind(mark) for mark in ".!?。！？")
     if end > 0:
         cleaned = cleaned[: end + 1]

@@ -199,14 +199,14 @@ def check_job(job: Job):
 def check_text_language(job: Job) -> None:
     """The job's language from the text (or as given), and its voice found and able to read the text:
     refused before any stage otherwise (a reply is checked when it is spoken)."""
-    from .language import decide_language
+    from .language import as_spoken, decide_language
     from .tts import make_tts
 
     from .emotions import split_tags
 
     if job.text is None:
         return
-    text = split_tags(job.text)[0]
+    text = split_tags(as_spoken(job.text))[0]
     job.language, job.language_decided_by = decide_language(text, job.config.input.language, job.output.name)
     if job.reply:
         from .llm import check_reply_language
@@ -302,9 +302,9 @@ class InputStage(Stage):
         limits = job.config.input
         if job.audio is None:
             from .emotions import split_tags
-            from .language import without_pictographs
+            from .language import as_spoken
 
-            sayable = without_pictographs(job.text or "")
+            sayable = as_spoken(job.text or "")
             if not sayable.strip() and (job.text or "").strip():
                 raise InputError("the text has only emoji or symbols, which are not spoken; pass words to speak")
             spoken, marks = split_tags(sayable)

@@ -34,7 +34,7 @@ def test_a_voice_reads_its_own_script(text, voice_language):
     ("مرحبا", "de_DE", "Arabic"), ("こんにちは", "zh_CN", "Japanese kana"),
 ])
 def test_a_voice_refuses_a_script_it_cannot_read(text, voice_language, script):
-    with pytest.raises(UsageError, match=f"written in {script}.*voice v \\({voice_language}\\)"):
+    with pytest.raises(UsageError, match=f"letters in {script}.*voice v \\({voice_language}\\)"):
         check_voice_speaks(text, voice_language, "v")
 
 
@@ -47,7 +47,6 @@ def voice_file():
 @pytest.mark.parametrize("args", [
     ["--text", "你好，我是一个会说话的头像。", "--tts-model", "VOICE"],  # an English voice chosen by name
     ["--text", "Привет, я говорящая голова.", "--tts-model", "VOICE"],
-    ["--text", "My name is 王小明."],  # English, by most of its letters, with Hanzi the voice would spell
     ["--text", "Hola, ¿cómo estás?", "--language", "es", "--tts-model", "VOICE"],  # a language the voice lacks
 ])
 def test_render_refuses_text_the_chosen_voice_cannot_speak_before_any_stage(tmp_path, face_photo, args):
@@ -58,6 +57,16 @@ def test_render_refuses_text_the_chosen_voice_cannot_speak_before_any_stage(tmp_
     assert result.exit_code == 2, result.stderr
     line = result.stderr.strip()
     assert "\n" not in line and "en_US-joe-medium (en_US)" in line and "espeak-ng voices speak it" in line
+    assert list(out.parent.iterdir()) == []
+
+
+def test_english_text_with_hanzi_in_it_is_refused_naming_the_language_that_reads_them(tmp_path, face_photo):
+    out = tmp_path / "out" / "talk.mp4"
+    out.parent.mkdir()
+    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", "My name is 王小明.", "-o", str(out)])
+    assert result.exit_code == 2, result.stderr  # English, by most of its letters, with Hanzi the voice would spell
+    line = result.stderr.strip()
+    assert "\n" not in line and "en_US-joe-medium (en_US)" in line and "pass --language zh" in line
     assert list(out.parent.iterdir()) == []
 
 
@@ -78,6 +87,19 @@ def test_the_refusal_comes_before_the_photo_is_even_read(tmp_path):
                                  "--tts-model", voice_file(), "-o", str(tmp_path / "talk.mp4")])
     assert result.exit_code == 2 and "cannot speak" in result.stderr  # not exit 3, photo not found
 
+
+@pytest.mark.parametrize("backend", ["piper", "espeak"])
+def test_a_word_in_another_script_in_english_text_names_the_language_that_reads_it(tmp_path, backend):
+    """Mostly Latin letters make an English job; its English voice cannot say Привет. The refusal told
+    the user of the espeak-ng voices even when one was speaking ("pass --tts-backend espeak")."""
+    result = runner.invoke(app, ["lipsync", "--text", "Привет, how are you today?", "--tts-backend", backend,
+                                 "-o", str(tmp_path / "mixed"), "-q"])
+    assert result.exit_code == 2
+    assert "letters in Cyrillic script" in result.stderr and "pass --language ru" in result.stderr
+    assert "--tts-backend" not in result.stderr
+    result = runner.invoke(app, ["lipsync", "--text", "Привет, how are you today?", "--language", "ru",
+                                 "-o", str(tmp_path / "mixed"), "-q"])
+    assert result.exit_code == 0, result.stderr
 
 # Each language end to end with its offline voice: spoken by espeak-ng, timed by its own phoneme
 # events, the mouth moving, subtitles in the language's own writing.
@@ -656,6 +678,26 @@ def test_a_text_with_emoji_is_spoken_as_its_words_alone(tmp_path):
         assert result.exit_code == 0, result.stderr
     assert (tmp_path / "emoji.vtt").read_text() == (tmp_path / "plain.vtt").read_text()
     assert soundfile.info(tmp_path / "emoji.wav").duration == pytest.approx(soundfile.info(tmp_path / "plain.wav").duration, rel=0.02)
+
+
+@pytest.mark.parametrize("text, said", [
+    ("ＨＥＬＬＯ　ｗｏｒｌｄ １２３", "HELLO　world 123"), ("＄５ ５０％ Ａ＆Ｂ ＠ｘ", "$5 50% A&B @x"),
+    ("ｶﾞｷﾞｸﾞ ｶﾀｶﾅ", "ガギグ カタカナ"), ("你好，世界！１０分（注）", "你好，世界！10分（注）"),  # CJK punctuation stays
+])
+def test_wide_letters_digits_and_signs_are_read_as_the_plain_ones(text, said):
+    from talker_cli.language import plain_width
+
+    assert plain_width(text) == said
+
+
+def test_a_text_typed_in_full_width_is_spoken_as_the_plain_text(tmp_path):
+    """Piper read ＨＥＬＬＯ by the letters' Unicode names ("fullwidth latin capital letter h") and left ＄ out."""
+    import soundfile
+
+    for name, text in [("plain", "HELLO WORLD, I paid $5."), ("wide", "ＨＥＬＬＯ　ＷＯＲＬＤ, I paid ＄５.")]:
+        result = runner.invoke(app, ["lipsync", "--text", text, "-o", str(tmp_path / name), "-q"])
+        assert result.exit_code == 0, result.stderr
+    assert soundfile.info(tmp_path / "wide.wav").duration == pytest.approx(soundfile.info(tmp_path / "plain.wav").duration, rel=0.02)
 
 
 def test_a_reply_says_its_words_not_its_emoji():
