@@ -5,6 +5,7 @@ Decoding goes through ffmpeg so any container (WAV, MP3, FLAC, 48 kHz stereo...)
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import wave
 from pathlib import Path
@@ -12,6 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError, ModelMissingError
+
+log = logging.getLogger(__name__)
 
 
 def ffmpeg_exe() -> str:
@@ -33,8 +36,9 @@ def ffmpeg_input(path: Path) -> list[str]:
     return ["-protocol_whitelist", "file", "-format_whitelist", AUDIO_DEMUXERS, "-i", f"file:{path}"]
 
 
-def decode_audio(path: Path, sample_rate: int) -> np.ndarray:
-    """Any audio file -> mono float32 at sample_rate. Raises InputError for non-audio."""
+def decode_audio(path: Path, sample_rate: int, channel: int | None = None) -> np.ndarray:
+    """Any audio file -> mono float32 at sample_rate: its channels mixed, or the one given. Raises
+    InputError for non-audio."""
     if path.is_dir():
         raise InputError(f"the audio path is a folder, not a recording: {path}")
     if not path.is_file():
@@ -43,7 +47,8 @@ def decode_audio(path: Path, sample_rate: int) -> np.ndarray:
         raise InputError(f"audio file is empty: {path}")
     command = [
         ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", *ffmpeg_input(path),
-        "-vn", "-ac", "1", "-ar", str(sample_rate), "-f", "f32le", "-acodec", "pcm_f32le", "pipe:1",
+        "-vn", *(["-ac", "1"] if channel is None else ["-af", f"pan=mono|c0=c{channel}"]),
+        "-ar", str(sample_rate), "-f", "f32le", "-acodec", "pcm_f32le", "pipe:1",
     ]
     result = subprocess.run(command, capture_output=True, check=False)
     if result.returncode != 0:
@@ -71,9 +76,29 @@ def probe_duration_s(path: Path) -> float:
     return int(h) * 3600 + int(m) * 60 + float(s)
 
 
-def check_not_silent(samples: np.ndarray, path: Path, min_rms_dbfs: float = -50.0) -> None:
+SILENT_DBFS = -50.0
+
+
+def level_dbfs(samples: np.ndarray) -> float:
     rms = float(np.sqrt(np.mean(np.square(samples, dtype=np.float64)))) if samples.size else 0.0
-    level = 20 * np.log10(rms) if rms > 0 else -np.inf
+    return 20 * np.log10(rms) if rms > 0 else -np.inf
+
+
+def decode_recording(path: Path, sample_rate: int) -> np.ndarray:
+    """A recording as mono: its channels mixed, or its first channel when the mix cancels out (a
+    stereo file whose second channel is the first inverted mixes to silence)."""
+    mixed = decode_audio(path, sample_rate)
+    if level_dbfs(mixed) >= SILENT_DBFS:
+        return mixed
+    first = decode_audio(path, sample_rate, channel=0)
+    if level_dbfs(first) < SILENT_DBFS:
+        return mixed
+    log.warning("%s: its channels cancel out when mixed (one is the other inverted); its first channel is used", path)
+    return first
+
+
+def check_not_silent(samples: np.ndarray, path: Path, min_rms_dbfs: float = SILENT_DBFS) -> None:
+    level = level_dbfs(samples)
     if level < min_rms_dbfs:
         raise InputError(
             f"{path} is silent (level {level:.0f} dBFS, below {min_rms_dbfs:.0f} dBFS); "

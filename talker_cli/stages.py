@@ -313,11 +313,11 @@ class InputStage(Stage):
             job.input_hashes["text_sha256"] = text_sha256(job.text or "")
             return {"chars": len(text), "emotion_tags": len(marks)}
         from .asr import ASR_RATE
-        from .audio_io import check_not_silent, decode_audio
+        from .audio_io import check_not_silent, decode_recording
         from .photo import file_sha256
         from .voice_activity import check_has_voice
 
-        samples = decode_audio(job.audio, ASR_RATE)
+        samples = decode_recording(job.audio, ASR_RATE)
         duration = len(samples) / ASR_RATE
         if duration < 0.2:
             raise InputError(f"{job.audio} is only {duration:.2f} s long; pass a recording of speech")

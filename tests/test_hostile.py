@@ -330,6 +330,18 @@ def test_a_text_file_saved_by_notepad_with_a_byte_order_mark_is_said_without_it(
     assert "\nHello there.\n" in (place / "out" / "a.vtt").read_text(encoding="utf-8")
 
 
+def test_a_stereo_recording_whose_channels_cancel_is_heard_from_its_first_channel(place):
+    """Mixed to mono, a second channel that is the first inverted leaves silence: it was refused as silent."""
+    import numpy as np
+    import soundfile
+
+    speech, rate = soundfile.read(place / "speech.wav")
+    soundfile.write(place / "inverted.wav", np.stack([speech, -speech], axis=1), rate)
+    result = talker(place, "lipsync", "--audio", "inverted.wav", "-o", "out/a", "--format", "vtt", "-q")
+    assert result.returncode == 0, result.stderr
+    assert "channels cancel out" in result.stderr and "first channel" in result.stderr
+    assert "Good morning, this short recording" in (place / "out" / "a.vtt").read_text(encoding="utf-8")
+
 # 7. One enumeration of exit codes, the one the README documents.
 def test_the_readme_documents_every_exit_code():
     from talker_cli.errors import ExitCode
