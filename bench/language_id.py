@@ -4,7 +4,8 @@ own programs: texts nobody here wrote), identified as `talker` identifies a text
 
 For each threshold: how many of up to 3,000 English messages (4-30 words) would be spoken in another
 language, and for each language the share of its translations spoken in it (and, after the slash,
-those given to a third language). Prints one table.
+those given to a third language); the last row is talker's whole rule, with the texts it refuses to
+tell after a second slash. Prints one table.
 
     python bench/language_id.py [--english 3000] [--per-language 400]
 """
@@ -77,6 +78,28 @@ def main() -> None:
             third = sum(code not in (language, "en") and p >= threshold for code, p in found)
             cells.append(f"{right:.2f}/{third}")
         print(f"| {threshold} | {wrong} | " + " | ".join(cells) + " |")
+    # talker's whole rule: sure at SURE_OF_LANGUAGE, and a text with letters English does not write is
+    # given to the detector's guess from GUESS_WITH_FOREIGN_LETTERS or refused (after the second slash)
+    told_english = [told(text) for text, _, _ in english]
+    cells = []
+    for language, found in catalogues.items():
+        if found:
+            codes = [told(t) for _, t in found[: args.per_language]]
+            cells.append(f"{codes.count(language) / len(codes):.2f}/{sum(c not in (language, 'en', None) for c in codes)}"
+                         f"/{codes.count(None)}")
+    print(f"| talker | {sum(c != 'en' for c in told_english)} ({told_english.count(None)} refused) | "
+          + " | ".join(cells) + " |")
+
+
+def told(text: str) -> str | None:
+    """The language talker speaks a text in; None when it refuses to tell."""
+    from talker_cli.errors import InputError
+    from talker_cli.language import decide_language
+
+    try:
+        return decide_language(text, "auto")[0]
+    except InputError:
+        return None
 
 
 if __name__ == "__main__":

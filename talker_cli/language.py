@@ -16,7 +16,7 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
-from .errors import ModelMissingError, UsageError
+from .errors import InputError, ModelMissingError, UsageError
 
 log = logging.getLogger("talker")
 
@@ -227,6 +227,13 @@ def decide_language(text: str, setting: str, job_name: str = "") -> tuple[str, s
     code, probability = detect_latin_language(text)
     if probability >= SURE_OF_LANGUAGE:
         return code, f"script: Latin, detector: {language_name(code)} ({probability:.2f})"
+    foreign = letters_english_lacks(text)
+    if foreign and code != "en":  # "Dobrý den, jak se máte?" is not English, whatever else it is
+        if probability >= GUESS_WITH_FOREIGN_LETTERS:
+            return code, f"script: Latin, detector: {language_name(code)} ({probability:.2f}), letters English lacks: {foreign}"
+        raise InputError(f"the text's language could not be told: it has letters English does not write ({foreign}) "
+                         f"and the detector's best guess, {language_name(code)}, is at {probability:.2f}; "
+                         "pass --language CODE")
     doubt = "" if code == "en" or probability < WORTH_A_WARNING else f"; it may be {language_name(code)} ({probability:.2f})"
     if doubt:
         log.warning("%sthe text is spoken as English%s: pass --language %s if it is",
@@ -239,6 +246,19 @@ def decide_language(text: str, setting: str, job_name: str = "") -> tuple[str, s
 # 73-99% of the translations to their own in 14 of 16 languages (bench/language_id.py).
 SURE_OF_LANGUAGE = 0.8
 WORTH_A_WARNING = 0.6  # "Hi." may be Italian (0.48): not worth one
+# A text with letters English does not write is not spoken as English: the detector's guess is taken
+# from this probability ("Dobrý den, jak se máte?" Czech 0.46, "Hej, hur mår du?" Swedish 0.57), and
+# below it the text is refused. English sentences with such names in them stay English (the detector
+# gives "Dvořák wrote the New World Symphony." to English at 0.99, "Łódź is a city in Poland." 0.80).
+GUESS_WITH_FOREIGN_LETTERS = 0.4
+# ASCII and the accents English keeps in words it borrowed (café, naïve, façade, jalapeño, Zoë, über)
+_ENGLISH_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzàáâçèéêëíîïñóôùúûü")
+
+
+def letters_english_lacks(text: str) -> str:
+    """The text's Latin letters that English does not write (ř, å, ß, ł, ş, ...), each once."""
+    return "".join(sorted({c for c in text.lower() if c.isalpha() and c not in _ENGLISH_LETTERS
+                           and script_of(c) == "LATIN"}))
 
 
 def detector_model() -> Path | None:

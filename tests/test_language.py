@@ -738,6 +738,28 @@ def test_a_text_the_detector_doubts_is_english_with_a_warning_naming_the_flag(ca
     assert caplog.text == ""  # "may be Italian (0.48)" is no news
 
 
+@pytest.mark.parametrize("text, code", [
+    ("Dobrý den, jak se máte?", "cs"), ("Hej, hur mår du?", "sv"), ("Danke schön", "de"),  # the detector unsure
+    ("Dvořák wrote the New World Symphony.", "en"), ("Zoë and Noël went out.", "en"),  # names in English
+    ("The über-rich live here.", "en"), ("Naïve façade of the jalapeño café.", "en"),  # letters English keeps
+])
+def test_letters_english_does_not_write_make_a_text_not_english(text, code):
+    """The identifier gave Czech only 0.46: the English voice read "Dobrý den" with exit 0."""
+    from talker_cli.language import decide_language
+
+    assert decide_language(text, "auto")[0] == code
+
+
+def test_a_text_with_letters_english_lacks_and_no_likely_language_is_refused(tmp_path):
+    result = runner.invoke(app, ["lipsync", "--text", "Ahoj, jak se máš?", "-o", str(tmp_path / "a"), "-q"])
+    assert result.exit_code == 3
+    line = result.stderr.strip()
+    assert "\n" not in line and "could not be told" in line and "(š)" in line and "--language" in line
+    assert list(tmp_path.iterdir()) == []
+    result = runner.invoke(app, ["lipsync", "--text", "Ahoj, jak se máš?", "--language", "cs", "-o", str(tmp_path / "a"), "-q"])
+    assert result.exit_code == 0, result.stderr
+
+
 def test_a_french_text_renders_in_french_without_being_told(tmp_path):
     result = runner.invoke(app, ["lipsync", "--text", "Bonjour, je m'appelle Marie et j'habite à Lyon.",
                                  "-o", str(tmp_path / "fr"), "--format", "vtt", "-q"])
