@@ -170,6 +170,18 @@ def _language_detector() -> BackendInfo:
     return info
 
 
+def _voice_detector() -> BackendInfo:
+    from .offline import package_folder
+
+    assets = package_folder("faster_whisper")
+    assets = assets / "assets" if assets else None
+    info = BackendInfo("input", "silero-vad", "faster_whisper (onnxruntime)", assets is not None,
+                       "pip install faster-whisper", [str(assets) if assets else "(not installed)"])
+    for model in sorted(assets.glob("silero_vad*.onnx")) if assets and assets.is_dir() else []:
+        info.found.append(Found(str(model), None, "whether a recording has a voice in it at all"))
+    return info
+
+
 def _tts_coqui(config: TalkerConfig) -> BackendInfo:
     from .coqui_tts import INSTALL, checkpoint_in, resolve_model_folder
     from .offline import coqui_home
@@ -212,5 +224,5 @@ def _alignment() -> list[BackendInfo]:
 
 
 def catalog(config: TalkerConfig) -> list[BackendInfo]:
-    return [_language_detector(), _asr_faster_whisper(config), _asr_multilingual(), _asr_openai_whisper(),
+    return [_language_detector(), _voice_detector(), _asr_faster_whisper(config), _asr_multilingual(), _asr_openai_whisper(),
             _llm_transformers(config), _tts_piper(config), _tts_kokoro(), _tts_espeak(), _tts_coqui(config), *_alignment()]

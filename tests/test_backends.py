@@ -334,6 +334,10 @@ def test_models_lists_backends_and_the_bundled_models():
     assert entries[("tts", "espeak")]["installed"] and entries[("asr", "whisper-base")]["installed"]
     detector = entries[("language", "fasttext")]["found"][0]["path"]
     assert Path(detector).is_file() and Path(detector).name == "lid.176.ftz"
+    from faster_whisper.utils import get_assets_path
+
+    voice = entries[("input", "silero-vad")]["found"][0]["path"]  # the model voice_activity asks
+    assert Path(voice).parent == Path(get_assets_path()) and Path(voice).name.startswith("silero_vad")
     llm = entries[("llm", "transformers")]
     assert llm["installed"] and llm["found"][0]["path"].endswith(".gguf")
     assert 0.2 * 2**30 < llm["found"][0]["vram_bytes"] < 0.4 * 2**30
