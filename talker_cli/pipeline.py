@@ -159,14 +159,20 @@ def _run_stage_over(stage: Stage, results: list[JobResult], on_stage: StageCallb
         on_stage(stage.name, None)
     placements: dict[str, list[tuple[JobResult, str | None]]] = {}
     for result in results:
+        folder = None
         try:
             key, folder = _cached(stage, result.job)
-            if folder is None:
-                placements.setdefault(result.job.stage_device(stage.name), []).append((result, key))
-                continue
-            report = _restore_one(stage, result.job, folder)
+            report = _restore_one(stage, result.job, folder) if folder is not None else None
         except Exception as error:
-            result.error = _as_talker_error(stage, result.job, error)
+            if folder is None:
+                result.error = _as_talker_error(stage, result.job, error)
+                continue
+            # a damaged entry (a disk that filled, a file cut short) is made again, not a failed job
+            log.warning("%s: the work cache's %s result at %s could not be read (%s: %s); the stage runs again",
+                        result.job.output.name, stage.name, folder, type(error).__name__, error)
+            report = None
+        if report is None:
+            placements.setdefault(result.job.stage_device(stage.name), []).append((result, key))
             continue
         result.reports.append(report)
         if on_stage:

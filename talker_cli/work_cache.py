@@ -2,7 +2,8 @@
 
 A key is the hash of what decides a stage's result: its inputs' content and its part of the config.
 An interrupted or failed job re-run later reuses what its finished stages made; a changed input or
-setting makes a new key. Entries are written to a temporary folder and renamed when complete.
+setting makes a new key. Entries are written to a temporary folder and renamed when complete; one
+that cannot be read back is made again (pipeline.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -32,8 +34,19 @@ class WorkCache:
         return f"{stage}-{hashlib.sha256(blob.encode()).hexdigest()[:32]}"
 
     def lookup(self, key: str) -> Path | None:
+        """The finished entry under the key: a folder of this user's own that no one else may write in.
+        A link, or an entry another user made or could change (a cache folder shared by a team), is
+        no entry: its content would be taken as this job's result."""
+        if not self.read:
+            return None
         folder = self.root / key
-        return folder if self.read and (folder / "meta.json").is_file() else None
+        try:
+            info = os.lstat(folder)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+            return None
+        return folder if (folder / "meta.json").is_file() else None
 
     def store(self, key: str, meta: dict[str, Any], write: Callable[[Path], None]) -> None:
         """write(folder) fills a fresh folder; it appears under its key only when complete."""

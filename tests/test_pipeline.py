@@ -147,6 +147,78 @@ def test_finished_stages_are_reused_after_a_failure_and_force_redoes_them(tmp_pa
     assert cache.key("tts", {"text": "hi!"}) != key and cache.lookup(key) is not None
 
 
+class Made(Recorder):
+    """A stage whose result is kept in the work cache: the text, upper-cased, in made.txt."""
+    writes = ("prompt",)
+
+    def cache_parts(self, job):
+        return {"text": job.text}
+
+    def run(self, job):
+        self.events.append("run")
+        job.artifacts.prompt = job.text.upper()
+        return {}
+
+    def save(self, job, folder):
+        (folder / "made.txt").write_text(job.artifacts.prompt)
+
+    def restore(self, job, folder):
+        text = (folder / "made.txt").read_text()
+        if not text.isupper():
+            raise ValueError(f"not a result: {text!r}")
+        job.artifacts.prompt = text
+
+
+def cached_job(tmp_path, cache):
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    return Job(photo=out / "p.png", output=out / "o.mp4", config=TalkerConfig(), text="hi", run=RunContext(cache=cache))
+
+
+def test_a_damaged_work_cache_entry_is_made_again_not_a_failed_job(tmp_path, caplog):
+    from talker_cli.work_cache import WorkCache
+
+    cache = WorkCache(tmp_path / "cache")
+    events = []
+    run_job(cached_job(tmp_path, cache), [Made("tts", events)])
+    entry = cache.lookup(cache.key("tts", {"text": "hi"}))
+    (entry / "made.txt").write_text("HI, cut sh")  # not a result restore() accepts: a file cut short, say
+    events.clear()
+    job = cached_job(tmp_path, cache)
+    manifest = run_job(job, [Made("tts", events)])
+    assert events.count("run") == 1 and job.artifacts.prompt == "HI" and "cached" not in manifest["stages"][0]["details"]
+    assert "could not be read" in caplog.text and "the stage runs again" in caplog.text
+    events.clear()
+    run_job(cached_job(tmp_path, cache), [Made("tts", events)])
+    assert "run" not in events  # the entry was made again, whole
+
+
+@pytest.mark.parametrize("spoil", ["others may write", "another user's", "a link"])
+def test_a_work_cache_entry_someone_else_could_have_made_is_not_used(tmp_path, monkeypatch, spoil):
+    """A cache folder a team shares (TALKER_WORK_CACHE): another user could plant any result under a key."""
+    import os
+
+    from talker_cli.work_cache import WorkCache
+
+    cache = WorkCache(tmp_path / "cache")
+    key = cache.key("tts", {"text": "hi"})
+    cache.store(key, {"backend": "b", "model": "m", "details": {}}, lambda folder: (folder / "made.txt").write_text("PLANTED"))
+    entry = cache.root / key
+    assert cache.lookup(key) == entry
+    if spoil == "others may write":
+        entry.chmod(0o777)
+    elif spoil == "another user's":
+        real_uid = os.getuid()
+        monkeypatch.setattr(os, "getuid", lambda: real_uid + 1)
+    else:
+        entry.rename(tmp_path / "elsewhere")
+        entry.symlink_to(tmp_path / "elsewhere")
+    assert cache.lookup(key) is None
+    events = []
+    job = cached_job(tmp_path, cache)
+    run_job(job, [Made("tts", events)])
+    assert events.count("run") == 1 and job.artifacts.prompt == "HI"
+
 @pytest.mark.parametrize("sections, inputs, message", [
     ({"llm": LlmConfig(model="/no/such/llm")}, {"text": "hi", "reply": True}, "LLM not found at /no/such/llm; pass --llm-model"),
     ({"asr": AsrConfig(backend="openai-whisper", model="/no/such.pt")}, {"audio": "speech.wav"},
