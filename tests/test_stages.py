@@ -1,6 +1,9 @@
 """Each model stage on its real offline default: the models that ship in the wheels."""
 
+import os
 import re
+import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -187,6 +190,24 @@ def test_the_speech_cache_key_follows_the_voice_that_speaks_not_only_the_setting
     assert key() != with_kokoro and key()["voice"][0] == "espeak-ng"
 
 
+def test_a_new_copy_of_the_voice_removes_its_copies_made_over_a_day_ago_only(tmp_path, monkeypatch):
+    """Copies were named by the voice file's mtime: every reinstall left another 63 MB (30 here)."""
+    from talker_cli.tts import aligned_voice, bundled_piper_voice
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    voice = bundled_piper_voice()
+    folder = tmp_path / "talker" / "piper"
+    folder.mkdir(parents=True)
+    names = {"old": f"{voice.stem}-63201294-1796299665600524916.onnx", "older": f"{voice.stem}-0123456789abcdef.onnx",
+             "recent": f"{voice.stem}-63201294-1796299665600524917.onnx", "other voice": f"{voice.stem}-x-0123456789abcdef.onnx"}
+    for what, name in names.items():
+        (folder / name).write_bytes(b"copy")
+        age = 3600 if what == "recent" else 2 * 86400
+        os.utime(folder / name, (time.time() - age, time.time() - age))
+    made = aligned_voice(voice)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([made.name, names["recent"], names["other voice"]])
+
+
 def test_the_piper_voice_is_patched_for_alignments_once_and_kept(tmp_path, monkeypatch):
     """Piper reports phone timings only from a voice patched with an alignment output: talker makes
     that copy once in its cache (0.3 s of every TTS stage before), and patches in memory when the
@@ -202,6 +223,11 @@ def test_the_piper_voice_is_patched_for_alignments_once_and_kept(tmp_path, monke
     assert first.parent == tmp_path / "talker" / "piper" and first.is_file()
     made = first.stat().st_mtime_ns
     assert aligned_voice(voice) == first and first.stat().st_mtime_ns == made  # made once
+    reinstalled = tmp_path / "venv2" / voice.name  # the same voice in another environment: another mtime
+    reinstalled.parent.mkdir()
+    shutil.copy(voice, reinstalled)
+    os.utime(reinstalled, ns=(made + 10**9, made + 10**9))
+    assert aligned_voice(reinstalled) == first and first.stat().st_mtime_ns == made  # the same copy
     session = onnxruntime.InferenceSession(str(first), providers=["CPUExecutionProvider"])
     assert len(session.get_outputs()) == 2  # the audio and the alignment
     blocked = tmp_path / "a-file"
