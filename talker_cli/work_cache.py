@@ -3,7 +3,8 @@
 A key is the hash of what decides a stage's result: its inputs' content and its part of the config.
 An interrupted or failed job re-run later reuses what its finished stages made; a changed input or
 setting makes a new key. Entries are written to a temporary folder and renamed when complete; one
-that cannot be read back is made again (pipeline.py).
+that cannot be read back is made again (pipeline.py). Each run's first new entry prunes the cache:
+entries unused for two weeks, then the least recently used past 2 GiB.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,12 +23,20 @@ from typing import Any
 from .offline import work_cache_root
 
 FORMAT = 1  # bump when what a stage saves changes shape
+# The cache serves re-runs of interrupted jobs, not an archive: a cron job's speech (5 MB a minute)
+# would fill the disk. Entries unused this long go, and the least recently used go past the size.
+KEEP_UNUSED_S = 14 * 86400
+MAX_BYTES = 2 << 30
+ABANDONED_S = 86400  # a half-written entry of a process that was killed
 
 
 class WorkCache:
-    def __init__(self, root: Path | None = None, read: bool = True):
+    def __init__(self, root: Path | None = None, read: bool = True, max_bytes: int = MAX_BYTES,
+                 keep_unused_s: float = KEEP_UNUSED_S):
         self.root = root or work_cache_root()
         self.read = read  # False (--force): redo every stage, but still record the results
+        self.max_bytes, self.keep_unused_s = max_bytes, keep_unused_s
+        self.pruned = False  # once per run: the first entry it stores prunes the rest
 
     @staticmethod
     def key(stage: str, parts: dict[str, Any]) -> str:
@@ -46,7 +56,11 @@ class WorkCache:
             return None
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
             return None
-        return folder if (folder / "meta.json").is_file() else None
+        try:
+            os.utime(folder / "meta.json")  # used now: the last to be pruned
+        except OSError:
+            return None
+        return folder
 
     def store(self, key: str, meta: dict[str, Any], write: Callable[[Path], None]) -> None:
         """write(folder) fills a fresh folder; it appears under its key only when complete."""
@@ -61,6 +75,36 @@ class WorkCache:
             os.replace(temp, target)
         except OSError:
             shutil.rmtree(temp, ignore_errors=True)  # a cache that cannot be written costs only time
+        if not self.pruned:
+            self.pruned = True
+            self.prune()
+
+    def prune(self, now: float | None = None) -> None:
+        """Remove this user's entries unused for keep_unused_s, then the least recently used until the
+        rest fit in max_bytes, and half-written entries abandoned for a day. Another user's are left."""
+        now = time.time() if now is None else now
+        entries = []  # (last used, bytes, folder)
+        for folder in self.root.iterdir() if self.root.is_dir() else []:
+            try:
+                info = os.lstat(folder)
+                if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                    continue
+                if folder.name.startswith("."):
+                    if now - info.st_mtime > ABANDONED_S:
+                        shutil.rmtree(folder, ignore_errors=True)
+                    continue
+                used = (folder / "meta.json").stat().st_mtime
+                size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+            except OSError:
+                continue
+            entries.append((used, size, folder))
+        entries.sort()
+        total = sum(size for _, size, _ in entries)
+        for used, size, folder in entries:
+            if now - used <= self.keep_unused_s and total <= self.max_bytes:
+                break
+            shutil.rmtree(folder, ignore_errors=True)
+            total -= size
 
     @staticmethod
     def meta(folder: Path) -> dict[str, Any]:

@@ -296,3 +296,47 @@ def test_a_stage_may_fill_only_the_slots_it_declares_and_needs_what_it_reads(tmp
     with pytest.raises(StageError, match="stage b failed: .*reads phones, which no stage before it made"):
         run_job(job_for(tmp_path), [Needy("b", [])])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_work_cache_keeps_what_was_used_lately_within_its_size(tmp_path, monkeypatch):
+    """It had no bound: a cron job's speech, kept forever, fills the disk."""
+    import os
+    import time
+
+    from talker_cli.work_cache import WorkCache
+
+    cache = WorkCache(tmp_path / "cache", max_bytes=3100, keep_unused_s=86400)  # three entries
+    now = time.time()
+
+    def entry(name: str, age_s: float, size: int = 1000) -> None:
+        key = cache.key("tts", {"text": name})
+        cache.store(key, {}, lambda folder: (folder / "speech.bin").write_bytes(b"x" * size))
+        os.utime(cache.root / key / "meta.json", (now - age_s, now - age_s))
+
+    for name, age in [("a", 2 * 86400), ("b", 3000), ("c", 2000), ("d", 1000), ("e", 10)]:
+        entry(name, age)
+    assert cache.lookup(cache.key("tts", {"text": "b"}))  # used now: b is the newest
+    half_written = cache.root / ".tts-x.abandoned"
+    half_written.mkdir()
+    os.utime(half_written, (now - 2 * 86400, now - 2 * 86400))
+    writing = cache.root / ".tts-y.writing"
+    writing.mkdir()
+    cache.prune(now)
+    left = {name for name in "abcde" if (cache.root / cache.key("tts", {"text": name})).is_dir()}
+    assert left == {"b", "d", "e"}  # a unused for two days; then c, the least recently used past 3100 bytes
+    assert not half_written.exists() and writing.exists()
+    real_uid = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: real_uid + 1)
+    WorkCache(cache.root, max_bytes=0).prune(now + 10 * 86400)  # another user's run leaves them be
+    assert len([p for p in cache.root.iterdir() if not p.name.startswith(".")]) == 3
+
+
+def test_a_run_prunes_the_work_cache_once_when_it_stores(tmp_path, monkeypatch):
+    from talker_cli.work_cache import WorkCache
+
+    cache = WorkCache(tmp_path / "cache")
+    calls = []
+    monkeypatch.setattr(cache, "prune", lambda: calls.append(1))
+    for n in range(3):
+        cache.store(cache.key("tts", {"text": str(n)}), {}, lambda folder: None)
+    assert calls == [1]
