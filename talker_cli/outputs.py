@@ -14,9 +14,10 @@ from typing import Any
 from .errors import UsageError, os_error
 
 
-def _held(path: Path) -> bool:
-    """A partial file whose writer lives: it holds a lock on it. A lock, unlike a process number,
-    means the same in every PID namespace and container sharing the folder."""
+def held(path: Path) -> bool:
+    """A file whose writer lives: it holds a lock on it (a partial output, a run's scratch folder). A
+    lock, unlike a process number, means the same in every PID namespace and container sharing the
+    folder."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -115,7 +116,7 @@ class OutputSet:
         for key, path in self.final.items():
             for partial in path.parent.glob(f".{path.name}.partial-*"):
                 tag = partial.name[len(f".{path.name}."):]
-                if not _held(manifest.with_name(f".{manifest.name}.{tag}")):
+                if not held(manifest.with_name(f".{manifest.name}.{tag}")):
                     partial.unlink(missing_ok=True)
 
     def temp(self, key: str) -> Path:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from .errors import ResourceError, StageError, TalkerError, os_error
 from .metering import StageMeter
 from .outputs import OutputSet
 from .stages import Job, Stage, render_stages
+from .work_folder import work_folder
 
 log = logging.getLogger("talker")
 
@@ -225,7 +225,7 @@ def run_jobs(jobs: Sequence[Job], stages: Sequence[Stage] | None = None,
     # One dict of reservations (device -> Reservation) shared by every job of the run.
     reservations: dict[str, Any] = jobs[0].run.reservations if jobs else {}
     try:
-        with tempfile.TemporaryDirectory(prefix="talker-") as work_root:
+        with work_folder() as work_root:
             for index, result in enumerate(results):
                 job = result.job
                 job.run.reservations = reservations  # one reservation per device, for every job
