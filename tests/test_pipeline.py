@@ -93,25 +93,30 @@ def test_gpu_oom_fails_the_job_with_the_stage_named_and_is_not_retried(tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
+class Made(Recorder):
+    """A stage whose result is kept in the work cache: the text, upper-cased, in made.txt."""
+    writes = ("prompt",)
+
+    def cache_parts(self, job):
+        return {"text": job.text}
+
+    def run(self, job):
+        self.events.append("run made")
+        job.artifacts.prompt = job.text.upper()
+        return {"n": 1}
+
+    def save(self, job, folder):
+        (folder / "made.txt").write_text(job.artifacts.prompt)
+
+    def restore(self, job, folder):
+        text = (folder / "made.txt").read_text()
+        if not text.isupper():
+            raise ValueError(f"not a result: {text!r}")
+        job.artifacts.prompt = text
+
+
 def test_finished_stages_are_reused_after_a_failure_and_force_redoes_them(tmp_path):
     from talker_cli.work_cache import WorkCache
-
-    class Expensive(Recorder):
-        writes = ("prompt",)
-
-        def cache_parts(self, job):
-            return {"text": job.text}
-
-        def run(self, job):
-            self.events.append("run expensive")
-            job.artifacts.prompt = job.text.upper()
-            return {"n": 1}
-
-        def save(self, job, folder):
-            (folder / "made.txt").write_text(job.artifacts.prompt)
-
-        def restore(self, job, folder):
-            job.artifacts.prompt = (folder / "made.txt").read_text()
 
     class Flaky(Recorder):
         fail_next = True
@@ -134,39 +139,17 @@ def test_finished_stages_are_reused_after_a_failure_and_force_redoes_them(tmp_pa
 
     events = []
     with pytest.raises(StageError, match="power cut"):
-        run_job(job(), [Expensive("tts", events), Flaky("render", events)])
-    assert events.count("run expensive") == 1 and list(out.iterdir()) == []
+        run_job(job(), [Made("tts", events), Flaky("render", events)])
+    assert events.count("run made") == 1 and list(out.iterdir()) == []
     events.clear()
-    manifest = run_job(job(), [Expensive("tts", events), Flaky("render", events)])
-    assert "run expensive" not in events and "load tts" not in events  # reused, not even loaded
+    manifest = run_job(job(), [Made("tts", events), Flaky("render", events)])
+    assert "run made" not in events and "load tts" not in events  # reused, not even loaded
     assert manifest["stages"][0]["details"] == {"n": 1, "cached": True}
     events.clear()
-    run_job(job(read=False), [Expensive("tts", events), Flaky("render", events)])
-    assert events.count("run expensive") == 1  # --force
+    run_job(job(read=False), [Made("tts", events), Flaky("render", events)])
+    assert events.count("run made") == 1  # --force
     key = cache.key("tts", {"text": "hi"})
     assert cache.key("tts", {"text": "hi!"}) != key and cache.lookup(key) is not None
-
-
-class Made(Recorder):
-    """A stage whose result is kept in the work cache: the text, upper-cased, in made.txt."""
-    writes = ("prompt",)
-
-    def cache_parts(self, job):
-        return {"text": job.text}
-
-    def run(self, job):
-        self.events.append("run")
-        job.artifacts.prompt = job.text.upper()
-        return {}
-
-    def save(self, job, folder):
-        (folder / "made.txt").write_text(job.artifacts.prompt)
-
-    def restore(self, job, folder):
-        text = (folder / "made.txt").read_text()
-        if not text.isupper():
-            raise ValueError(f"not a result: {text!r}")
-        job.artifacts.prompt = text
 
 
 def cached_job(tmp_path, cache):
@@ -186,11 +169,11 @@ def test_a_damaged_work_cache_entry_is_made_again_not_a_failed_job(tmp_path, cap
     events.clear()
     job = cached_job(tmp_path, cache)
     manifest = run_job(job, [Made("tts", events)])
-    assert events.count("run") == 1 and job.artifacts.prompt == "HI" and "cached" not in manifest["stages"][0]["details"]
+    assert events.count("run made") == 1 and job.artifacts.prompt == "HI" and "cached" not in manifest["stages"][0]["details"]
     assert "could not be read" in caplog.text and "the stage runs again" in caplog.text
     events.clear()
     run_job(cached_job(tmp_path, cache), [Made("tts", events)])
-    assert "run" not in events  # the entry was made again, whole
+    assert "run made" not in events  # the entry was made again, whole
 
 
 @pytest.mark.parametrize("spoil", ["others may write", "another user's", "a link"])
@@ -217,7 +200,7 @@ def test_a_work_cache_entry_someone_else_could_have_made_is_not_used(tmp_path, m
     events = []
     job = cached_job(tmp_path, cache)
     run_job(job, [Made("tts", events)])
-    assert events.count("run") == 1 and job.artifacts.prompt == "HI"
+    assert events.count("run made") == 1 and job.artifacts.prompt == "HI"
 
 @pytest.mark.parametrize("sections, inputs, message", [
     ({"llm": LlmConfig(model="/no/such/llm")}, {"text": "hi", "reply": True}, "LLM not found at /no/such/llm; pass --llm-model"),
