@@ -39,6 +39,7 @@ class Transcript:
     text: str
     words: tuple[Word, ...]
     language: str
+    no_speech_prob: float = 0.0  # Whisper's least doubt that a segment held speech (1.0: no segment)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class Speech:
     native_phones: tuple[Phone, ...] | None = None  # the TTS engine's own timings
     native_words: tuple[Word, ...] | None = None
     source_path: Path | None = None  # a recording is its own soundtrack, at its own quality
+    voiced: bool | None = None  # a recording: whether the voice detector heard a voice (None: not asked)
 
     @property
     def duration_s(self) -> float:

@@ -54,14 +54,15 @@ def transcribe_in_windows(speech: Speech, transcribe_window) -> Transcript:
     if speech.sample_rate != ASR_RATE:
         raise ValueError(f"ASR needs {ASR_RATE} Hz audio, got {speech.sample_rate}")
     cuts = quiet_cuts(speech.samples, ASR_RATE)
-    texts, words, language = [], [], ""
+    texts, words, language, no_speech = [], [], "", 1.0
     for start, end in zip(cuts, cuts[1:]):
         part = transcribe_window(speech.samples[start:end])
         offset = start / ASR_RATE
         texts.append(part.text)
         words += [Word(w.text, w.start_s + offset, w.end_s + offset) for w in part.words]
         language = language or part.language
-    return Transcript(" ".join(t for t in texts if t), tuple(words), language)
+        no_speech = min(no_speech, part.no_speech_prob)
+    return Transcript(" ".join(t for t in texts if t), tuple(words), language, no_speech)
 
 
 def bundled_whisper() -> Path:
@@ -231,15 +232,16 @@ class FasterWhisperAsr:
             np.ascontiguousarray(samples), language=language or None,
             word_timestamps=True, beam_size=5, temperature=0.0, vad_filter=False,
         )
-        words, texts = [], []
+        words, texts, no_speech = [], [], 1.0
         for segment in segments:  # a generator: drained here, inside the stage
             texts.append(segment.text.strip())
             for word in segment.words or []:
                 words.append(Word(word.word.strip(), float(word.start), float(word.end)))
+            no_speech = min(no_speech, segment.no_speech_prob)
             if kept is not None:
                 kept.append(segment)
         text = " ".join(t for t in texts if t)
-        return Transcript(text=text, words=tuple(words), language=info.language)
+        return Transcript(text=text, words=tuple(words), language=info.language, no_speech_prob=no_speech)
 
     def unload(self) -> None:
         self.models = {}
@@ -317,7 +319,9 @@ class OpenAiWhisperAsr:
         words = [Word(w["word"].strip(), float(w["start"]), float(w["end"]))
                  for segment in result["segments"] for w in segment.get("words", [])]
         text = result["text"].strip()
-        return Transcript(text=text, words=tuple(words), language=result.get("language") or self.config.language)
+        no_speech = min((float(s.get("no_speech_prob", 0.0)) for s in result["segments"]), default=1.0)
+        return Transcript(text=text, words=tuple(words), language=result.get("language") or self.config.language,
+                          no_speech_prob=no_speech)
 
     def unload(self) -> None:
         self.model = None

@@ -315,7 +315,7 @@ class InputStage(Stage):
         from .asr import ASR_RATE
         from .audio_io import check_not_silent, decode_recording
         from .photo import file_sha256
-        from .voice_activity import check_has_voice
+        from .voice_activity import voice_heard
 
         samples = decode_recording(job.audio, ASR_RATE)
         duration = len(samples) / ASR_RATE
@@ -327,8 +327,8 @@ class InputStage(Stage):
                 "(input.max_audio_s); cut it or use a preset with a higher limit"
             )
         check_not_silent(samples, job.audio)
-        check_has_voice(samples, job.audio)
-        job.artifacts.recording = Speech(samples=samples, sample_rate=ASR_RATE, origin="recording", source_path=job.audio)
+        job.artifacts.recording = Speech(samples=samples, sample_rate=ASR_RATE, origin="recording", source_path=job.audio,
+                                         voiced=voice_heard(samples))
         job.input_hashes["audio_sha256"] = file_sha256(job.audio)
         return {"audio_s": round(duration, 3)}
 
@@ -350,7 +350,8 @@ def in_the_jobs_characters(transcript, job: Job):
         return transcript
     texts = [transcript.text, *(w.text for w in transcript.words)]
     text, *words = in_chinese_characters(texts, job.config.input.language)
-    return Transcript(text, tuple(Word(t, w.start_s, w.end_s) for t, w in zip(words, transcript.words)), transcript.language)
+    return Transcript(text, tuple(Word(t, w.start_s, w.end_s) for t, w in zip(words, transcript.words)), transcript.language,
+                      transcript.no_speech_prob)
 
 
 def transcript_script(transcript, job: Job) -> Script:
@@ -380,7 +381,16 @@ class AsrStage(ModelStage):
         return make_asr(job.placed("asr"), "" if given == "auto" else primary_language(given))
 
     def run(self, job: Job) -> dict[str, Any]:
-        transcript = in_the_jobs_characters(self.engine.transcribe(job.artifacts.recording), job)
+        from .artifacts import Transcript
+        from .voice_activity import check_speech_heard
+
+        recording = job.artifacts.recording
+        try:
+            transcript = in_the_jobs_characters(self.engine.transcribe(recording), job)
+        except InputError:  # "the language could not be told": of music, say that no speech was found
+            check_speech_heard(recording, Transcript("", (), "", 1.0))
+            raise
+        check_speech_heard(recording, transcript)
         self.model = self.engine.model_path  # the model that transcribed: English, or multilingual
         job.artifacts.transcript = transcript
         job.language, job.language_decided_by = recording_language(transcript, job)
@@ -394,13 +404,18 @@ class AsrStage(ModelStage):
     def save(self, job: Job, folder: Path) -> None:
         t = job.artifacts.transcript
         words = [[w.text, w.start_s, w.end_s] for w in t.words]
-        (folder / "transcript.json").write_text(json.dumps({"text": t.text, "language": t.language, "words": words}))
+        (folder / "transcript.json").write_text(json.dumps({"text": t.text, "language": t.language, "words": words,
+                                                            "no_speech_prob": t.no_speech_prob}))
 
     def restore(self, job: Job, folder: Path) -> None:
         from .artifacts import Transcript, Word
 
+        from .voice_activity import check_speech_heard
+
         data = json.loads((folder / "transcript.json").read_text())
-        transcript = Transcript(data["text"], tuple(Word(*w) for w in data["words"]), data["language"])
+        transcript = Transcript(data["text"], tuple(Word(*w) for w in data["words"]), data["language"],
+                                data.get("no_speech_prob", 0.0))
+        check_speech_heard(job.artifacts.recording, transcript)
         job.artifacts.transcript = transcript
         job.language, job.language_decided_by = recording_language(transcript, job)
         job.artifacts.script = transcript_script(transcript, job)
