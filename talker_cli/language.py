@@ -120,6 +120,14 @@ LANGUAGE_NAMES = {
     "no": "Norwegian", "nb": "Norwegian", "fi": "Finnish", "tr": "Turkish", "el": "Greek", "he": "Hebrew", "ar": "Arabic",
     "fa": "Persian", "hi": "Hindi", "bn": "Bengali", "ta": "Tamil", "th": "Thai", "vi": "Vietnamese",
     "id": "Indonesian", "ms": "Malay", "hu": "Hungarian", "ro": "Romanian", "bg": "Bulgarian", "ca": "Catalan",
+    # more of the languages the text identifier and Whisper name (most have an espeak-ng voice)
+    "af": "Afrikaans", "sq": "Albanian", "am": "Amharic", "hy": "Armenian", "az": "Azerbaijani", "eu": "Basque",
+    "be": "Belarusian", "bs": "Bosnian", "hr": "Croatian", "cy": "Welsh", "eo": "Esperanto", "et": "Estonian",
+    "gl": "Galician", "ka": "Georgian", "gu": "Gujarati", "ht": "Haitian Creole", "is": "Icelandic", "ga": "Irish",
+    "kn": "Kannada", "kk": "Kazakh", "ky": "Kyrgyz", "la": "Latin", "lv": "Latvian", "lt": "Lithuanian",
+    "lb": "Luxembourgish", "mk": "Macedonian", "ml": "Malayalam", "mt": "Maltese", "mr": "Marathi", "ne": "Nepali",
+    "nn": "Norwegian Nynorsk", "pa": "Punjabi", "sr": "Serbian", "sk": "Slovak", "sl": "Slovenian", "sw": "Swahili",
+    "te": "Telugu", "tl": "Tagalog", "ur": "Urdu", "uz": "Uzbek", "si": "Sinhala", "my": "Burmese", "tt": "Tatar",
 }
 
 
