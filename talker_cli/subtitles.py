@@ -29,7 +29,7 @@ def cues_from_words(words: Sequence[Word]) -> list[Cue]:
     limit = MAX_UNSPACED_CHARS if unspaced(written(words)) else MAX_CHARS
     cues: list[Cue] = []
     current: list[Word] = []
-    for word in words:
+    for word in [piece for w in words for piece in _pieces(w, limit)]:
         if current:
             text = written(current + [word])
             pause = word.start_s - current[-1].end_s
@@ -44,6 +44,17 @@ def cues_from_words(words: Sequence[Word]) -> list[Cue]:
     if current:
         cues.append(Cue(current[0].start_s, current[-1].end_s, written(current)))
     return cues
+
+
+def _pieces(word: Word, limit: int) -> list[Word]:
+    """A word longer than a cue's width (a URL, a string of letters) in pieces that fit, its time
+    shared by their lengths: a 3,000-letter word was one cue of 3,000 characters."""
+    if len(word.text) <= limit:
+        return [word]
+    parts = [word.text[i:i + limit] for i in range(0, len(word.text), limit)]
+    step = (word.end_s - word.start_s) / len(word.text)
+    return [Word(part, word.start_s + i * limit * step, word.start_s + (i * limit + len(part)) * step)
+            for i, part in enumerate(parts)]
 
 
 def unspaced(text: str) -> bool:
@@ -78,7 +89,7 @@ def cues_from_text(text: str, start_s: float, end_s: float) -> list[Cue]:
         tokens = [c[i:i + MAX_UNSPACED_CHARS] for c in clauses for i in range(0, len(c), MAX_UNSPACED_CHARS)]
         lines = _lines(tokens, MAX_UNSPACED_CHARS, "")
     else:
-        lines = _lines(text.split(), MAX_CHARS, " ")
+        lines = _lines([t[i:i + MAX_CHARS] for t in text.split() for i in range(0, len(t), MAX_CHARS)], MAX_CHARS, " ")
     total = sum(len(x) for x in lines) or 1
     cues, t = [], start_s
     for x in lines:

@@ -34,3 +34,17 @@ def test_chinese_words_are_shown_as_chinese_is_written_within_its_width():
     cues = [c.text for c in make_cues(words, "")]
     assert "".join(cues) == "今天天气很好,我们一起去公园散步吧。"  # no spaces between them
     assert all(len(c) <= 16 for c in cues)
+
+
+def test_a_word_wider_than_a_cue_is_shown_in_pieces_over_its_time():
+    """A 3,000-letter word (or a long URL) was one cue of 3,000 characters."""
+    long = "a" * 2990 + "bcdefghijk"
+    words = [Word("Look:", 0.0, 0.4), Word(long, 0.5, 30.5), Word("done.", 30.6, 31.0)]
+    cues = make_cues(words, "")
+    assert all(len(c.text) <= 42 for c in cues)
+    assert "".join(c.text.replace(" ", "") for c in cues) == "Look:" + long + "done."
+    inside = [c for c in cues if "a" * 10 in c.text or c.text.endswith("ijk")]
+    assert abs(inside[0].start_s - 0.5) < 0.5 and abs(inside[-1].end_s - 30.5) < 0.5
+    assert all(a.end_s <= b.start_s + 1e-9 for a, b in zip(cues, cues[1:]))  # in order, never overlapping
+    unlabelled = make_cues([Word("", 0.0, 10.0)], "Visit https://example.com/" + "x" * 100 + " now.")
+    assert all(len(c.text) <= 42 for c in unlabelled)
