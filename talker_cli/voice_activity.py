@@ -42,7 +42,12 @@ def silero_detector() -> Detector | None:
         from faster_whisper.vad import get_vad_model
     except ImportError:
         return None
-    model = get_vad_model()
+    try:
+        model = get_vad_model()
+    except Exception as error:  # a damaged install: the check is a safeguard, not worth failing the job
+        log.warning("the voice detector could not be loaded (%s: %s); the recording is not checked for a voice",
+                    type(error).__name__, error)
+        return None
     return lambda samples: np.asarray(model(samples)).reshape(-1)
 
 

@@ -120,3 +120,14 @@ def test_speech_under_loud_music_is_followed_not_refused(tmp_path, caplog):
     assert result.exit_code == 0, result.stderr
     assert "the voice detector heard almost no voice" in caplog.text
     assert "your country" in (tmp_path / "vlog.srt").read_text()
+
+
+def test_a_detector_that_cannot_load_checks_nothing_and_says_so(monkeypatch, caplog):
+    import faster_whisper.vad
+
+    def broken():
+        raise RuntimeError("NO_SUCHFILE : silero_vad_v6.onnx failed")
+
+    monkeypatch.setattr(faster_whisper.vad, "get_vad_model", broken)
+    assert voice_heard(np.zeros(RATE, dtype=np.float32)) is None
+    assert "the voice detector could not be loaded" in caplog.text
