@@ -3,6 +3,7 @@ folder, flushed to disk, and renamed into place only when the whole job has succ
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -135,14 +136,22 @@ class OutputSet:
         self.write_text(key, json.dumps(data, indent=2, sort_keys=False) + "\n")
 
     def commit(self) -> dict[str, Path]:
-        """Rename every temporary into place, the manifest last: its presence means 'complete'."""
-        for key in [k for k in self.final if k != "manifest"] + ["manifest"]:
-            temp = self.temporary[key]
-            if temp.exists():
-                if key in ("video", "speech"):  # written by ffmpeg or soundfile: flushed here
-                    with open(temp, "rb") as handle:
-                        os.fsync(handle.fileno())
-                os.replace(temp, self.final[key])
+        """Rename every temporary into place, the manifest last: its presence means 'complete'. Two
+        runs finishing the same output at once take turns (a lock on the folder): the files left are
+        all one run's, never one run's subtitles beside the other's manifest."""
+        for key in ("video", "speech"):  # written by ffmpeg or soundfile: flushed here
+            if key in self.temporary and self.temporary[key].exists():
+                with open(self.temporary[key], "rb") as handle:
+                    os.fsync(handle.fileno())
+        folder = os.open(self.final["manifest"].parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            with contextlib.suppress(OSError):  # a file system without locks: renamed as before
+                fcntl.flock(folder, fcntl.LOCK_EX)
+            for key in [k for k in self.final if k != "manifest"] + ["manifest"]:
+                if self.temporary[key].exists():
+                    os.replace(self.temporary[key], self.final[key])
+        finally:
+            os.close(folder)
         self._unlock()
         return dict(self.final)
 

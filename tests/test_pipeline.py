@@ -230,6 +230,29 @@ def test_outputs_are_renamed_into_place_not_copied(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o.json", "o.mp4"]
 
 
+def test_two_runs_finishing_one_output_take_turns(tmp_path):
+    """Two processes rendering to the same name renamed their files into place at the same time: the
+    folder could be left with one run's subtitles beside the other's manifest, exit 0 for both."""
+    import fcntl
+    import os
+    import threading
+
+    from talker_cli.outputs import OutputSet, output_files
+
+    outputs = OutputSet(output_files(tmp_path / "o.mp4", ("srt",)))
+    outputs.write_text("srt", "mine")
+    outputs.write_text("manifest", "{}")
+    other = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(other, fcntl.LOCK_EX)  # the other run, renaming its files now
+    committing = threading.Thread(target=outputs.commit)
+    committing.start()
+    committing.join(0.3)
+    assert committing.is_alive() and not (tmp_path / "o.srt").exists()  # waits for its turn
+    os.close(other)
+    committing.join(5)
+    assert (tmp_path / "o.srt").read_text() == "mine" and (tmp_path / "o.json").is_file()
+
+
 def test_a_stage_is_loaded_once_per_placement_and_each_job_runs_where_it_was_placed(tmp_path):
     """In a batch preflight may place one job's LLM on the CPU and another's on a GPU: the model is
     loaded once per placement, and each job runs on its own."""
