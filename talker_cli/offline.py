@@ -25,6 +25,18 @@ def package_folder(name: str) -> Path | None:
     return Path(list(spec.submodule_search_locations)[0]) if spec and spec.submodule_search_locations else None
 
 
+def own_folder(path: Path) -> os.stat_result | None:
+    """The folder's own status (a link not followed) when it is a folder of this user's, else None:
+    what talker finds in a folder others share (a cache, /tmp) is only its own if it made it."""
+    import stat
+
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() else None
+
+
 def user_cache() -> Path:
     """The user's cache folder: $XDG_CACHE_HOME, else ~/.cache."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")

@@ -381,14 +381,13 @@ class AsrStage(ModelStage):
         return make_asr(job.placed("asr"), "" if given == "auto" else primary_language(given))
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .artifacts import Transcript
         from .voice_activity import check_speech_heard
 
         recording = job.artifacts.recording
         try:
             transcript = in_the_jobs_characters(self.engine.transcribe(recording), job)
         except InputError:  # "the language could not be told": of music, say that no speech was found
-            check_speech_heard(recording, Transcript("", (), "", 1.0))
+            check_speech_heard(recording, None)
             raise
         check_speech_heard(recording, transcript)
         self.model = self.engine.model_path  # the model that transcribed: English, or multilingual

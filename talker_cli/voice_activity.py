@@ -73,12 +73,13 @@ def voice_heard(samples: np.ndarray, detector: Detector | None = None) -> bool |
     return voiced_frames(samples, detector) >= MIN_VOICED_FRAMES
 
 
-def check_speech_heard(recording: Speech, transcript: Transcript) -> None:
-    """InputError when neither the voice detector nor Whisper heard speech in the recording."""
+def check_speech_heard(recording: Speech, transcript: Transcript | None) -> None:
+    """InputError when neither the voice detector nor Whisper heard speech in the recording (None:
+    Whisper could not transcribe it)."""
     if recording.voiced is not False:
         return
     where = recording.source_path or "the recording"
-    if not transcript.words or transcript.no_speech_prob > WHISPER_NO_SPEECH:
+    if transcript is None or not transcript.words or transcript.no_speech_prob > WHISPER_NO_SPEECH:
         raise InputError(f"no speech was found in the recording {where}: the voice detector heard no voice in its "
                          f"{recording.duration_s:.1f} s and Whisper no words it took for speech (music, tones or "
                          "noise); pass a recording of speech")

@@ -13,14 +13,13 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .offline import work_cache_root
+from .offline import own_folder, work_cache_root
 
 FORMAT = 1  # bump when what a stage saves changes shape
 # The cache serves re-runs of interrupted jobs, not an archive: a cron job's speech (5 MB a minute)
@@ -50,11 +49,8 @@ class WorkCache:
         if not self.read:
             return None
         folder = self.root / key
-        try:
-            info = os.lstat(folder)
-        except OSError:
-            return None
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        info = own_folder(folder)
+        if info is None or info.st_mode & 0o022:
             return None
         try:
             os.utime(folder / "meta.json")  # used now: the last to be pruned
@@ -85,10 +81,10 @@ class WorkCache:
         now = time.time() if now is None else now
         entries = []  # (last used, bytes, folder)
         for folder in self.root.iterdir() if self.root.is_dir() else []:
+            info = own_folder(folder)
+            if info is None:
+                continue
             try:
-                info = os.lstat(folder)
-                if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-                    continue
                 if folder.name.startswith("."):
                     if now - info.st_mtime > ABANDONED_S:
                         shutil.rmtree(folder, ignore_errors=True)

@@ -10,12 +10,12 @@ import fcntl
 import os
 import re
 import shutil
-import stat
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from .offline import own_folder
 from .outputs import held
 
 PREFIX = "talker-run-"
@@ -43,8 +43,6 @@ def remove_abandoned(parent: Path, now: float | None = None) -> None:
     for folder in parent.iterdir():
         if not _RUN_FOLDER.fullmatch(folder.name):
             continue
-        with contextlib.suppress(OSError):
-            info = os.lstat(folder)
-            if (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and now - info.st_mtime > STALE_S
-                    and not held(folder / LOCK)):
-                shutil.rmtree(folder, ignore_errors=True)
+        info = own_folder(folder)
+        if info is not None and now - info.st_mtime > STALE_S and not held(folder / LOCK):
+            shutil.rmtree(folder, ignore_errors=True)
