@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from talker_cli.artifacts import Phone, Speech, VisemeSegment  # noqa: E402
-from talker_cli.visemes import phones_to_segments  # noqa: E402
+from talker_cli.face.visemes import phones_to_segments  # noqa: E402
 
 TIMIT_RATE = 16000
 CLOSED = 0.5  # mouthClose at or above this is a closed mouth
@@ -172,8 +172,8 @@ def word_errors(reference: list[str], hypothesis: list[str]) -> int:
 def analyze(path: Path, config, asr, aligner) -> dict:
     """The --audio path up to the blendshapes, as the stages run it."""
     from talker_cli.audio_io import decode_audio
-    from talker_cli.blendshapes import INDEX, blendshape_track
-    from talker_cli.visemes import viseme_track
+    from talker_cli.face.blendshapes import INDEX, blendshape_track
+    from talker_cli.face.visemes import viseme_track
 
     samples = decode_audio(path, TIMIT_RATE)
     speech = Speech(samples, TIMIT_RATE, "recording", source_path=path)

@@ -27,9 +27,9 @@ from talker_cli.alignment import PocketsphinxAligner
 from talker_cli.artifacts import Speech
 from talker_cli.asr import make_asr
 from talker_cli.audio_io import decode_audio
-from talker_cli.blendshapes import blendshape_track
+from talker_cli.face.blendshapes import blendshape_track
 from talker_cli.config import load_config
-from talker_cli.visemes import viseme_track
+from talker_cli.face.visemes import viseme_track
 config = load_config(sys.argv[3], {})
 one = decode_audio(__import__("pathlib").Path(sys.argv[1]), 16000)
 samples = np.tile(one, int(np.ceil(float(sys.argv[2]) * 60 * 16000 / len(one))))[: int(float(sys.argv[2]) * 60 * 16000)]

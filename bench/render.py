@@ -70,7 +70,7 @@ def encode_only_seconds(mp4: Path, manifest: dict, folder: Path) -> tuple[float,
     seconds."""
     from talker_cli.audio_io import ffmpeg_exe
     from talker_cli.config import VideoConfig
-    from talker_cli.video import encode_command
+    from talker_cli.face.video import encode_command
 
     raw, sound = folder / "frames.rgb", folder / "sound.wav"
     for target, args in ((raw, ["-f", "rawvideo", "-pix_fmt", "rgb24"]), (sound, ["-vn", "-c:a", "pcm_s16le"])):

@@ -16,11 +16,11 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from talker_cli.artifacts import BlendshapeTrack
-from talker_cli.blendshapes import EMOTION_POSES, NAMES
+from talker_cli.face.blendshapes import EMOTION_POSES, NAMES
 from talker_cli.config import RenderConfig
-from talker_cli.emotions import EMOTIONS
+from talker_cli.face.emotions import EMOTIONS
 from talker_cli.photo import load_photo
-from talker_cli.render import FrameRenderer
+from talker_cli.face.frames import FrameRenderer
 
 
 def face_tile(frame: np.ndarray, landmarks: np.ndarray, tile: int) -> Image.Image:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .emotions import EMOTIONS
+from .face.emotions import EMOTIONS
 from .exports import FORMATS
 from .errors import UsageError
 

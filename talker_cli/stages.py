@@ -202,7 +202,7 @@ def check_text_language(job: Job) -> None:
     from .language import as_spoken, decide_language
     from .tts import make_tts
 
-    from .emotions import split_tags
+    from .face.emotions import split_tags
 
     if job.text is None:
         return
@@ -301,7 +301,7 @@ class InputStage(Stage):
     def run(self, job: Job) -> dict[str, Any]:
         limits = job.config.input
         if job.audio is None:
-            from .emotions import split_tags
+            from .face.emotions import split_tags
             from .language import as_spoken
 
             sayable = as_spoken(job.text or "")
@@ -422,7 +422,7 @@ class AsrStage(ModelStage):
 
 def reply_script(reply: str, job: Job) -> Script:
     """What the face says of a reply: emotion tags the model wrote are obeyed, not spoken."""
-    from .emotions import split_tags
+    from .face.emotions import split_tags
 
     spoken, marks = split_tags(reply)
     return Script(check_script(spoken, job.config.input.max_chars, "reply"), "reply", marks)
@@ -575,9 +575,9 @@ class VisemeStage(Stage):
     writes = ("visemes", "track", "emotion_changes")
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .blendshapes import blendshape_track
-        from .emotions import mark_times
-        from .visemes import viseme_track
+        from .face.blendshapes import blendshape_track
+        from .face.emotions import mark_times
+        from .face.visemes import viseme_track
 
         c = job.config
         track, script = job.artifacts.phones, job.artifacts.spoken
@@ -634,8 +634,8 @@ class RenderStage(Stage):
         import time
 
         from .audio_io import write_wav
-        from .render import FrameRenderer
-        from .video import write_mp4
+        from .face.frames import FrameRenderer
+        from .face.video import write_mp4
 
         speech = job.artifacts.voice
         soundtrack = speech.source_path

@@ -9,13 +9,13 @@ import pytest
 from typer.testing import CliRunner
 
 from talker_cli.artifacts import BlendshapeTrack, Phone, Word
-from talker_cli.blendshapes import EMOTION_POSES, INDEX, NAMES, blendshape_track
+from talker_cli.face.blendshapes import EMOTION_POSES, INDEX, NAMES, blendshape_track
 from talker_cli.cli import app
 from talker_cli.config import RenderConfig, VisemeConfig
-from talker_cli.emotions import BLEND_S, EMOTIONS, emotion_weights, mark_times, split_tags
+from talker_cli.face.emotions import BLEND_S, EMOTIONS, emotion_weights, mark_times, split_tags
 from talker_cli.photo import load_photo
-from talker_cli.render import FrameRenderer
-from talker_cli.visemes import viseme_track
+from talker_cli.face.frames import FrameRenderer
+from talker_cli.face.visemes import viseme_track
 
 from .test_end_to_end import decode_frames
 

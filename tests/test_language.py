@@ -464,10 +464,10 @@ def test_the_mandarin_voice_is_kokoro_with_english_words_in_english(tmp_path, mo
 def test_kokoro_bilabials_show_a_shut_mouth_while_the_sound_is_closed():
     """On the final track: at the quietest moment of each p and b (its closure, found in the sound),
     the face's mouth is shut: 10 of 13 here; with Kokoro's durations as they come, 2 of 13."""
-    from talker_cli.blendshapes import INDEX, blendshape_track
+    from talker_cli.face.blendshapes import INDEX, blendshape_track
     from talker_cli.config import load_config
     from talker_cli.kokoro_tts import KokoroTts
-    from talker_cli.visemes import viseme_track
+    from talker_cli.face.visemes import viseme_track
 
     config = load_config("cpu", {})
     shut = total = 0

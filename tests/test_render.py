@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from talker_cli.artifacts import BlendshapeTrack
-from talker_cli.blendshapes import INDEX, NAMES, VISEME_POSES
+from talker_cli.face.blendshapes import INDEX, NAMES, VISEME_POSES
 from talker_cli.config import RenderConfig
-from talker_cli.face_rig import BASIS, LOWER_INNER, UPPER_INNER, build_rig, mouth_basis
+from talker_cli.face.rig import BASIS, LOWER_INNER, UPPER_INNER, build_rig, mouth_basis
 from talker_cli.photo import load_photo, video_size
-from talker_cli.render import FrameRenderer
+from talker_cli.face.frames import FrameRenderer
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +113,7 @@ def test_a_closed_eye_is_covered_by_its_lid_and_leaves_cheek_and_brow(photo, sti
 
 
 def test_head_motion_moves_the_head_over_a_still_background(photo):
-    from talker_cli.blendshapes import head_track
+    from talker_cli.face.blendshapes import head_track
 
     renderer = FrameRenderer(photo)
     track = BlendshapeTrack(25, NAMES, np.zeros((100, len(NAMES)), np.float32), head=head_track(100, 25, 1.0, 0))

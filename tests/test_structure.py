@@ -8,18 +8,33 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "talker_cli"
 
 
+def module_name(path: Path) -> str:
+    """talker_cli/face/rig.py -> face.rig; a package's __init__ is the package."""
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
+
+
 def imports() -> dict[str, set[str]]:
-    """Each module -> the package modules it imports, at the top or inside functions."""
+    """Each module (subpackages' modules as face.rig) -> the package modules it imports, at the top
+    or inside functions."""
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
     graph = {}
-    for path in PACKAGE.glob("*.py"):
+    for name, path in modules.items():
+        package = name.split(".")[:-1] if path.stem != "__init__" or name == "__init__" else name.split(".")
         found = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                if node.module:
-                    found.add(node.module.split(".")[0])
-                else:
-                    found |= {alias.name for alias in node.names}
-        graph[path.stem] = found & {p.stem for p in PACKAGE.glob("*.py")}
+        tree = ast.parse(path.read_text())
+        for block in [n for n in ast.walk(tree) if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]:
+            block.body = []  # imports for annotations only are not run
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or node.level == 0:
+                continue
+            base = package[:len(package) - (node.level - 1)] if node.level > 1 else package
+            if node.module:
+                target = ".".join([*base, node.module])
+                found.add(target if target in modules else ".".join([*base, node.module.split(".")[0]]))
+            else:
+                found |= {".".join([*base, alias.name]) for alias in node.names}
+        graph[name] = found & set(modules)
     return graph
 
 
@@ -42,3 +57,11 @@ def test_the_import_graph_has_no_cycle():
 
 def test_only_the_entry_point_imports_the_cli():
     assert {m for m, deps in imports().items() if "cli" in deps} == {"__main__"}
+
+
+def test_pixels_are_made_in_the_face_package_only():
+    """The renderer's family lives in talker_cli/face/, as the formats live in exports/."""
+    face = {"rig", "painter", "frames", "blendshapes", "visemes", "emotions", "video"}
+    top = {p.stem for p in PACKAGE.glob("*.py")}
+    assert not face & top, f"renderer modules outside talker_cli/face/: {sorted(face & top)}"
+    assert face <= {p.stem for p in (PACKAGE / "face").glob("*.py")}

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 
 from talker_cli.artifacts import Phone, VisemeSegment
-from talker_cli.blendshapes import INDEX, NAMES, blendshape_track, blink_times, mouth_weights
+from talker_cli.face.blendshapes import INDEX, NAMES, blendshape_track, blink_times, mouth_weights
 from talker_cli.config import RenderConfig, VisemeConfig
-from talker_cli.visemes import (
+from talker_cli.face.visemes import (
     VISEMES, enforce_min_duration, hold_short_pauses, phones_to_segments, viseme_track,
 )
 
@@ -157,7 +157,7 @@ def test_a_closure_is_forced_shut_from_the_frame_it_starts_in(fps):
 
 def _reference_min_duration(segments, min_shape_s, min_closure_s):
     """The rule as first written, rescanning the whole list for every shape: slow, plainly right."""
-    from talker_cli.visemes import _join_equal
+    from talker_cli.face.visemes import _join_equal
 
     length = lambda s: s.end_s - s.start_s  # noqa: E731
     minimum = lambda s: min_closure_s if s.viseme == "PP" else min_shape_s  # noqa: E731

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..blendshapes import HEAD_AXES
+from ..face.blendshapes import HEAD_AXES
 from . import json_rows
 
 

@@ -28,8 +28,8 @@ VISEME_VOWELS = {
 
 
 def expression_tracks(animation) -> dict[str, np.ndarray]:
-    from ..blendshapes import INDEX, closure_frames, smoothed_targets
-    from ..emotions import EMOTIONS
+    from ..face.blendshapes import INDEX, closure_frames, smoothed_targets
+    from ..face.emotions import EMOTIONS
 
     track = animation.track
     n = track.frame_count

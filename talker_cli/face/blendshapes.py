@@ -11,12 +11,15 @@ rotation, so the same track drives the video and a 3D character.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .artifacts import BlendshapeTrack, VisemeSegment
-from .config import RenderConfig, VisemeConfig
+from ..artifacts import BlendshapeTrack, VisemeSegment
 from .emotions import EMOTIONS, emotion_weights
+
+if TYPE_CHECKING:  # the settings are read, not built, here
+    from ..config import RenderConfig, VisemeConfig
 
 # Apple's ARKit order, as Live Link Face records it.
 NAMES = (

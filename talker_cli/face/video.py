@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .artifacts import Video
-from .audio_io import AUDIO_DEMUXERS, ffmpeg_exe
-from .config import VideoConfig
-from .errors import StageError
+from ..artifacts import Video
+from ..audio_io import AUDIO_DEMUXERS, ffmpeg_exe
+from ..config import VideoConfig
+from ..errors import StageError
 
 
 def encode_command(width: int, height: int, fps: int, frame_count: int, audio: Path, output: Path,

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from .artifacts import Phone, VisemeSegment
-from .config import VisemeConfig
+from ..artifacts import Phone, VisemeSegment
+
+if TYPE_CHECKING:  # the settings are read, not built, here
+    from ..config import VisemeConfig
 
 VISEMES = ("sil", "PP", "FF", "TH", "DD", "kk", "CH", "SS", "nn", "RR", "aa", "E", "I", "O", "U")
 

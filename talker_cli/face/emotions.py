@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # numpy is imported where it is used: the config reads EMOTIONS on every start
     import numpy as np
 
-    from .artifacts import Word
+    from ..artifacts import Word
 
 EMOTIONS = ("neutral", "happy", "sad", "angry", "surprised")
 BLEND_S = 0.3  # an emotion takes this long to replace the one before
