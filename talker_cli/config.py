@@ -88,7 +88,11 @@ class VisemeConfig:
     min_shape_s: float = 0.05  # shorter shapes are lengthened from their neighbours, or merged into one
     min_closure_s: float = 0.07  # a lip closure (P, B, M) is lengthened to at least this
     hold_pause_s: float = 0.12  # pauses shorter than this keep the previous shape
-    smoothing_s: float = 0.035  # time constant of the transitions between shapes
+    # Co-articulation (face/blendshapes.py): each shape reaches ahead of its sound with this time
+    # constant and lingers after it with smoothing_s; fitted to filmed speakers (bench/mouth.py), whose
+    # lips shape ahead of the sound.
+    lookahead_s: float = 0.07
+    smoothing_s: float = 0.03
 
 
 @dataclass(frozen=True)
@@ -262,6 +266,7 @@ RULES: dict[str, Rule] = {
     "visemes.anticipation_s": _range(0, 1, " s"), "visemes.min_shape_s": _range(0, 0.5, " s"),
     "visemes.min_closure_s": _range(0, 0.5, " s"),
     "visemes.hold_pause_s": _range(0, 1, " s"), "visemes.smoothing_s": _range(0, 0.5, " s"),
+    "visemes.lookahead_s": _range(0, 0.5, " s"),
     "render.device": Rule('"cpu"', choices=("cpu",)),
     "render.fps": Rule("24, 25, 30, 50 or 60", choices=(24, 25, 30, 50, 60)),
     "render.max_side": _range(64, 4096, " pixels"), "render.blink_rate": _range(0, 120, " per minute"),

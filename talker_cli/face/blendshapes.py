@@ -1,7 +1,8 @@
 """Viseme track -> per-frame ARKit blendshape weights, head rotation, emotions, blinks and brow accents.
 
-Each viseme has a target pose; the target signal is smoothed with a zero-phase one-pole filter
-(forward and backward), which gives both release and anticipation, then sampled at frame centres.
+Each viseme has a target pose and a dominance; the poses are blended by co-articulation (each shape
+reaching ahead of its sound and lingering after it, the dominant ones holding against their
+neighbours), then sampled at frame centres.
 Before the first sound and after the last the mouth rests (speech_envelope), and lip closures (PP)
 are forced closed last, so neither smoothing, emotions nor the mouth scale can open them.
 The track carries all 52 ARKit shapes (zeros where talker does not animate) and the head's
@@ -37,18 +38,48 @@ INDEX = {name: i for i, name in enumerate(NAMES)}
 # The shapes speech moves: only these are smoothed on the fine grid (an hour is 1.4 M rows).
 MOUTH = tuple(INDEX[n] for n in (
     "jawOpen", "mouthClose", "mouthFunnel", "mouthPucker", "mouthSmileLeft", "mouthSmileRight", "mouthStretchLeft",
-    "mouthStretchRight", "mouthLowerDownLeft", "mouthLowerDownRight", "mouthUpperUpLeft", "mouthUpperUpRight"))
+    "mouthStretchRight", "mouthLowerDownLeft", "mouthLowerDownRight", "mouthUpperUpLeft", "mouthUpperUpRight",
+    "tongueOut"))
 HEAD_AXES = ("yaw", "pitch", "roll")  # degrees; yaw turns the face to the image's right, pitch nods down
 
 
-def _pose(jaw=0.0, close=0.0, funnel=0.0, pucker=0.0, smile=0.0, stretch=0.0, lower=0.0, upper=0.0):
+# What the track's mouth weights mean in the face (the renderer draws exactly this, face/frames.py):
+# the inner lips part by JAW_OPENING eye-corner distances at jawOpen 1 (mouthClose 0), and the lower
+# lip's drop and the upper lip's raise add theirs. Eye-corner distances are FaceMesh's 33-263, the
+# unit bench/mouth.py measures real mouths in; a wide-open human mouth is about half of one.
+JAW_OPENING = 0.35
+LOWER_LIP_DROP = 0.04
+UPPER_LIP_RAISE = 0.03
+FUNNEL_OPENING = 0.04  # the lips flaring apart
+
+
+def lip_opening(jaw: float, close: float, lower: float = 0.0, upper: float = 0.0, funnel: float = 0.0) -> float:
+    """The inner lips' opening at the mouth's centre, in eye-corner distances, that these weights ask for."""
+    lips = LOWER_LIP_DROP * lower + UPPER_LIP_RAISE * upper + FUNNEL_OPENING * funnel
+    return max(JAW_OPENING * jaw * (1.0 - close) + lips, 0.0)
+
+
+def track_opening(track: BlendshapeTrack) -> np.ndarray:
+    """lip_opening of every frame of a track."""
+    w = {name: track.weights[:, INDEX[name]] for name in ("jawOpen", "mouthClose", "mouthFunnel")}
+    lower = 0.5 * (track.weights[:, INDEX["mouthLowerDownLeft"]] + track.weights[:, INDEX["mouthLowerDownRight"]])
+    upper = 0.5 * (track.weights[:, INDEX["mouthUpperUpLeft"]] + track.weights[:, INDEX["mouthUpperUpRight"]])
+    lips = LOWER_LIP_DROP * lower + UPPER_LIP_RAISE * upper + FUNNEL_OPENING * w["mouthFunnel"]
+    return np.maximum(JAW_OPENING * w["jawOpen"] * (1 - w["mouthClose"]) + lips, 0.0)
+
+
+def _pose(opening=0.0, close=0.0, funnel=0.0, pucker=0.0, smile=0.0, stretch=0.0, lower=0.0, upper=0.0, tongue=0.0):
+    """A mouth pose from the lip opening it shows (eye-corner distances): the jaw supplies what the lips
+    do not."""
+    lips = LOWER_LIP_DROP * lower + UPPER_LIP_RAISE * upper + FUNNEL_OPENING * funnel
+    jaw = max(opening - lips, 0.0) / JAW_OPENING
     v = np.zeros(len(NAMES), dtype=np.float32)
     for names, value in (
         (("jawOpen",), jaw), (("mouthClose",), close), (("mouthFunnel",), funnel),
         (("mouthPucker",), pucker), (("mouthSmileLeft", "mouthSmileRight"), smile),
         (("mouthStretchLeft", "mouthStretchRight"), stretch),
         (("mouthLowerDownLeft", "mouthLowerDownRight"), lower),
-        (("mouthUpperUpLeft", "mouthUpperUpRight"), upper),
+        (("mouthUpperUpLeft", "mouthUpperUpRight"), upper), (("tongueOut",), tongue),
     ):
         for name in names:
             v[INDEX[name]] = value
@@ -65,23 +96,32 @@ def _both(**values: float) -> np.ndarray:
     return v
 
 
-VISEME_POSES = {
-    "sil": _pose(),
-    "PP": _pose(jaw=0.04, close=1.0, pucker=0.1),
-    "FF": _pose(jaw=0.1, close=0.4, upper=0.35, stretch=0.1),
-    "TH": _pose(jaw=0.22, stretch=0.1, lower=0.1),
-    "DD": _pose(jaw=0.25, stretch=0.15, lower=0.1),
-    "kk": _pose(jaw=0.3, stretch=0.1, lower=0.1),
-    "CH": _pose(jaw=0.15, funnel=0.55, pucker=0.2, upper=0.2),
-    "SS": _pose(jaw=0.1, stretch=0.35, smile=0.15, upper=0.15),
-    "nn": _pose(jaw=0.2, stretch=0.1),
-    "RR": _pose(jaw=0.2, pucker=0.4, funnel=0.3),
-    "aa": _pose(jaw=0.7, lower=0.3, upper=0.1),
-    "E": _pose(jaw=0.45, stretch=0.35, smile=0.2, lower=0.2),
-    "I": _pose(jaw=0.25, stretch=0.3, smile=0.35, upper=0.1),
-    "O": _pose(jaw=0.5, funnel=0.6, pucker=0.3),
-    "U": _pose(jaw=0.2, pucker=0.8, funnel=0.4),
+# Each viseme's opening (eye-corner distances) and its dominance, how strongly it holds its shape
+# against its neighbours (Cohen and Massaro's co-articulation model): lip closures, lip-teeth contact
+# and vowels dominate; the tongue's consonants (T, D, N, L, S, K) and short pauses take the jaw of the
+# sounds around them. Fitted to a filmed speaker's inner-lip opening frame by frame (bench/mouth.py),
+# then rounded towards the phonetics; MOUTH_GAIN undoes the fit's shrinkage towards the mean, so the
+# mouth opens as far as the filmed one.
+MOUTH_GAIN = 1.2
+VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
+    "sil": (0.005, 0.03, {}),
+    "PP": (0.0, 10.0, dict(close=1.0, pucker=0.1)),
+    "FF": (0.01, 4.0, dict(close=0.3, upper=0.3, stretch=0.1)),  # lower lip under the upper teeth
+    "TH": (0.03, 6.0, dict(stretch=0.1, tongue=0.35)),  # the tongue between the teeth
+    "DD": (0.12, 0.3, dict(stretch=0.15, tongue=0.1)),  # the tongue's tip behind the upper teeth
+    "kk": (0.11, 2.4, dict(stretch=0.1)),
+    "CH": (0.10, 3.0, dict(funnel=0.55, pucker=0.2, upper=0.2)),
+    "SS": (0.03, 0.3, dict(stretch=0.35, smile=0.15, upper=0.15)),
+    "nn": (0.03, 0.2, dict(stretch=0.1, tongue=0.1)),
+    "RR": (0.03, 3.0, dict(pucker=0.4, funnel=0.3)),
+    "aa": (0.125, 7.0, dict(lower=0.3, upper=0.1)),
+    "E": (0.12, 7.0, dict(stretch=0.35, smile=0.2, lower=0.2)),
+    "I": (0.10, 7.0, dict(stretch=0.3, smile=0.35, upper=0.1)),
+    "O": (0.09, 8.0, dict(funnel=0.6, pucker=0.3)),
+    "U": (0.05, 8.0, dict(pucker=0.8, funnel=0.4)),
 }
+VISEME_POSES = {v: _pose(opening * MOUTH_GAIN, **lips) for v, (opening, _, lips) in VISEME_SHAPES.items()}
+DOMINANCE = {v: dominance for v, (_, dominance, _) in VISEME_SHAPES.items()}
 # Brows, lids, cheeks and mouth corners of each emotion (Ekman's action units in ARKit's terms).
 EMOTION_POSES = {
     "neutral": _both(),
@@ -97,22 +137,25 @@ def frame_count(duration_s: float, fps: int) -> int:
     return max(1, int(round(duration_s * fps)))
 
 
-def _zero_phase_smooth(signal: np.ndarray, tau_s: float, rate_hz: float) -> np.ndarray:
-    """A one-pole low-pass run forward then backward: symmetric, no lag, no overshoot. The two passes
-    together are one convolution with the kernel a^|k| (normalised), done here by FFT one channel at
-    a time, with the signal's edge values held beyond its ends (each pass starting in its steady
-    state). numpy alone: scipy.signal costs over a second to import."""
-    if tau_s <= 0:
+def _coarticulate(signal: np.ndarray, lookahead_s: float, carryover_s: float, rate_hz: float) -> np.ndarray:
+    """Each channel spread over time: ahead of itself with time constant lookahead_s (the lips shape
+    before the sound) and after itself with carryover_s, by the kernel exp(-k/lookahead) for the
+    samples ahead and exp(k/carryover) for those behind (normalised), with the signal's edge values
+    held beyond its ends. By FFT, one channel at a time so an hour's spectrum stays small; numpy
+    alone, as scipy.signal costs over a second to import."""
+    if lookahead_s <= 0 and carryover_s <= 0:
         return signal
-    a = np.exp(-1.0 / (tau_s * rate_hz))
-    reach = int(np.ceil(12 * tau_s * rate_hz))  # a^reach < 1e-5: the kernel ends there
-    kernel = a ** np.abs(np.arange(-reach, reach + 1))
-    kernel /= kernel.sum()
+    reach = int(np.ceil(12 * max(lookahead_s, carryover_s) * rate_hz))  # e^-12 < 1e-5: the kernel ends there
+    offset = np.arange(-reach, reach + 1)  # sample t takes signal[t + offset]
+    ahead = np.exp(-offset / (lookahead_s * rate_hz)) if lookahead_s > 0 else (offset == 0).astype(float)
+    behind = np.exp(offset / (carryover_s * rate_hz)) if carryover_s > 0 else (offset == 0).astype(float)
+    weights = np.where(offset > 0, ahead, np.where(offset < 0, behind, 1.0))
+    weights /= weights.sum()
     padded = np.pad(signal, ((reach, reach), (0, 0)), mode="edge")
-    size = 1 << int(np.ceil(np.log2(len(padded) + len(kernel) - 1)))
-    spectrum = np.fft.rfft(kernel, size)
+    size = 1 << int(np.ceil(np.log2(len(padded) + len(weights) - 1)))
+    spectrum = np.fft.rfft(weights[::-1], size)  # a correlation is a convolution with the kernel reversed
     out = np.empty_like(signal)
-    for channel in range(signal.shape[1]):  # one channel at a time keeps an hour's spectrum small
+    for channel in range(signal.shape[1]):
         full = np.fft.irfft(np.fft.rfft(padded[:, channel], size) * spectrum, size)
         out[:, channel] = full[2 * reach:2 * reach + len(signal)]
     return out
@@ -133,22 +176,31 @@ def speech_envelope(segments: Sequence[VisemeSegment], n_fine: int, lead_s: floa
 
 
 def smoothed_targets(segments: Sequence[VisemeSegment], duration_s: float, fps: int, config: VisemeConfig,
-                     poses: dict[str, np.ndarray]) -> np.ndarray:
-    """frames x len(pose) weights: each viseme's pose held over its segment, smoothed with no lag,
-    at rest outside speech, sampled at frame centres. `poses` may be any per-viseme table (the
-    ARKit mouth shapes, VRM's vowels)."""
+                     poses: dict[str, np.ndarray], dominance: dict[str, float] | None = None) -> np.ndarray:
+    """frames x len(pose) weights: the poses blended by co-articulation, at rest outside speech,
+    sampled at frame centres. Where each viseme is (one channel per viseme) is spread over time
+    (_coarticulate); at each instant the poses are averaged with those spreads times their dominance
+    as weights, so a dominant shape (a closure, a vowel) holds while a weak one (T, S, a short pause)
+    takes the shape of its neighbours. `poses` may be any per-viseme table (the ARKit mouth shapes,
+    VRM's vowels)."""
+    dominance = DOMINANCE if dominance is None else dominance
     n_frames = frame_count(duration_s, fps)
     n_fine = int(np.ceil(n_frames / fps * _SIGNAL_HZ)) + 1
-    width = len(next(iter(poses.values())))
-    target = np.zeros((n_fine, width), dtype=np.float32)
+    names = sorted({seg.viseme for seg in segments} | {"sil"}, key=list(poses).index)
+    column = {name: i for i, name in enumerate(names)}
+    where = np.zeros((n_fine, len(names)), dtype=np.float32)
+    where[:, column["sil"]] = 1.0  # before, between and after the segments
     for seg in segments:
-        a = int(round(seg.start_s * _SIGNAL_HZ))
-        b = int(round(seg.end_s * _SIGNAL_HZ))
-        target[max(a, 0):max(b, 0)] = poses[seg.viseme]
-    smooth = _zero_phase_smooth(target, config.smoothing_s, _SIGNAL_HZ)
-    smooth *= speech_envelope(segments, n_fine, config.anticipation_s, 1.0 / fps)[:, None]
+        a = max(int(round(seg.start_s * _SIGNAL_HZ)), 0)
+        b = max(int(round(seg.end_s * _SIGNAL_HZ)), 0)
+        where[a:b] = 0.0
+        where[a:b, column[seg.viseme]] = 1.0
+    spread = _coarticulate(where, config.lookahead_s, config.smoothing_s, _SIGNAL_HZ)
+    weight = np.clip(spread, 0.0, None) * np.array([dominance[name] for name in names], dtype=np.float32)
+    blended = (weight @ np.stack([poses[name] for name in names])) / np.maximum(weight.sum(axis=1), 1e-12)[:, None]
+    blended *= speech_envelope(segments, n_fine, config.anticipation_s, 1.0 / fps)[:, None]
     centres = ((np.arange(n_frames) + 0.5) / fps * _SIGNAL_HZ).astype(int).clip(0, n_fine - 1)
-    return smooth[centres].astype(np.float32)
+    return blended[centres].astype(np.float32)
 
 
 def closure_frames(segments: Sequence[VisemeSegment], fps: int, n_frames: int) -> list[slice]:

@@ -6,24 +6,40 @@ Frames are made one at a time (render(i)), so memory does not grow with the leng
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..artifacts import BlendshapeTrack, FacePhoto
+from .blendshapes import FUNNEL_OPENING, JAW_OPENING, LOWER_LIP_DROP, UPPER_LIP_RAISE
 from .painter import MouthPainter
 from .rig import BASIS, build_rig
 
-JAW_TRAVEL = 0.5  # lip opening at jawOpen = 1, in mouth half widths
+@dataclass(frozen=True)
+class MouthScale:
+    """What the track's mouth weights become in this photo: the face's unit (the eye-corner distance)
+    in pixels, and the opening the photo's jaw already has at the mouth's centre (0 when its lips are
+    closed, or parted over its teeth as in a smile)."""
+    eye_px: float
+    jaw_rest_px: float
 
 
-def basis_weights(track: BlendshapeTrack, frame: int) -> np.ndarray:
+def basis_weights(track: BlendshapeTrack, frame: int, scale: MouthScale) -> np.ndarray:
+    """The rig's basis weights for one frame of the track. The lips part by what the track asks for
+    (blendshapes.lip_opening) in this face's pixels: a photo open at rest is opened further from its
+    own opening, or closed towards the seam where the track asks for less."""
     w = dict(zip(track.names, track.weights[frame]))
     both = lambda name: 0.5 * (w[f"{name}Left"] + w[f"{name}Right"])  # noqa: E731
-    jaw = w["jawOpen"] * JAW_TRAVEL
     close = w["mouthClose"]
+    jaw_px = JAW_OPENING * w["jawOpen"] * scale.eye_px
+    gap_px, rest = jaw_px * (1 - close), scale.jaw_rest_px
+    closing = (rest - gap_px) / rest if gap_px < rest else 0.0  # the share of the photo's opening to close
     values = {
-        "lipgap": jaw * (1 - close), "chin": jaw, "close": close,
-        "lowerDown": both("mouthLowerDown"), "upperUp": both("mouthUpperUp"),
-        "funnel": w["mouthFunnel"], "pucker": w["mouthPucker"],
+        "lipgap": max(gap_px - rest, 0.0), "chin": jaw_px - rest, "close": max(close, closing),
+        "lowerDown": LOWER_LIP_DROP * both("mouthLowerDown") * scale.eye_px,
+        "upperUp": UPPER_LIP_RAISE * both("mouthUpperUp") * scale.eye_px,
+        "funnel": w["mouthFunnel"], "funnelOpen": FUNNEL_OPENING * w["mouthFunnel"] * scale.eye_px,
+        "pucker": w["mouthPucker"],
         "smileLeft": w["mouthSmileLeft"], "smileRight": w["mouthSmileRight"],
         "stretchLeft": w["mouthStretchLeft"], "stretchRight": w["mouthStretchRight"],
         "brow": w["browInnerUp"], "blinkLeft": w["eyeBlinkLeft"], "blinkRight": w["eyeBlinkRight"],
@@ -85,6 +101,9 @@ class FrameRenderer:
         height, width = photo.image_rgb.shape[:2]
         self.rig = build_rig(photo.landmarks_px, (width, height))
         self.painter = MouthPainter(photo, self.rig)
+        # A photo's open mouth that shows no teeth is an open jaw: the track's rest closes it.
+        self.scale = MouthScale(eye_px=self.rig.frame.eye_px,
+                                jaw_rest_px=0.0 if self.painter.photo_teeth else self.painter.open_gap_px)
         self.pivot = photo.landmarks_px[[33, 263, 152]].mean(axis=0)  # rotate about the lower face
         self.face_width = float(np.ptp(photo.landmarks_px[:, 0]))
         matte, (x0, y0, x1, y1) = head_matte(photo.landmarks_px, (width, height))
@@ -107,7 +126,7 @@ class FrameRenderer:
 
     def render(self, track: BlendshapeTrack, index: int) -> np.ndarray:
         cv2 = self.cv2
-        weights = basis_weights(track, index)
+        weights = basis_weights(track, index, self.scale)
         forward = self.head_transform(track, index)
         # Where each output pixel of the box comes from in the still photo: the head's inverse motion,
         # faded out by the matte (m * (inverse(p) - p), linear in p), minus the face's own deformation.
@@ -125,6 +144,8 @@ class FrameRenderer:
         frame[y0:y1, x0:x1] = cv2.remap(self.photo.image_rgb, map_x.astype(np.float32, copy=False),
                                         map_y.astype(np.float32, copy=False), cv2.INTER_LINEAR,
                                         borderMode=cv2.BORDER_REFLECT)
-        upper, lower = (cv2.transform(p[None].astype(np.float32), forward)[0] for p in self.rig.opening(weights))
-        self.painter.paint(frame, upper.astype(np.float64), lower.astype(np.float64))
+        edges = self.rig.opening(weights, from_lips=not self.painter.photo_teeth)
+        upper, lower = (cv2.transform(p[None].astype(np.float32), forward)[0] for p in edges)
+        tongue = float(track.weights[index, track.names.index("tongueOut")]) if "tongueOut" in track.names else 0.0
+        self.painter.paint(frame, upper.astype(np.float64), lower.astype(np.float64), tongue)
         return frame

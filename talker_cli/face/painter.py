@@ -1,83 +1,139 @@
-"""The inside of the mouth, painted between the deformed inner lips: cavity, teeth, tongue."""
+"""The inside of the mouth, painted between the deformed inner lips: a dark cavity shaded for depth,
+the upper teeth under the upper lip, the lower teeth rising from behind the lower lip as the jaw
+drops, and the tongue, its tip raised for T, D, N, L and between the teeth for TH. Colours and light
+come from the photo itself: its own teeth where it shows them, its lips, and the side its light
+falls from.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..artifacts import FacePhoto
-from .rig import FaceRig
+from .rig import LOWER_INNER, UPPER_INNER, FaceRig
+
+# Sizes in eye-corner distances (the face's unit): an upper incisor shows about 10 mm below the
+# lip, a lower one about 5 mm, on a face whose outer eye corners are 90-100 mm apart.
+UPPER_TOOTH = 0.1
+LOWER_TOOTH = 0.05
+# How open the mouth must be before the lower teeth clear the lower lip.
+LOWER_TEETH_FROM = 0.05
+IVORY = np.array([212, 204, 188], dtype=np.float32)  # teeth in a mouth's shade, not in full light
+# Tooth edges across the arch (in mouth half widths from the centre): central and lateral incisors, canines.
+TOOTH_EDGES = (0.0, 0.28, 0.5, 0.7)
+
+
+def _luminance(rgb: np.ndarray) -> np.ndarray:
+    return rgb @ np.array([0.299, 0.587, 0.114], dtype=np.float32)
+
+
+def _sample(image: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """The photo's colours at these points (those inside the image)."""
+    xy = np.round(points).astype(int)
+    inside = (xy[:, 0] >= 0) & (xy[:, 0] < image.shape[1]) & (xy[:, 1] >= 0) & (xy[:, 1] < image.shape[0])
+    return image[xy[inside, 1], xy[inside, 0]].astype(np.float32)
 
 
 class MouthPainter:
-    """Paints the inside of the mouth between the deformed inner lips: dark cavity, teeth, tongue."""
+    """Reads the photo's mouth once (its teeth, lips, light); paint() draws one frame's interior."""
 
     def __init__(self, photo: FacePhoto, rig: FaceRig):
         import cv2
 
         self.cv2 = cv2
         self.rig = rig
-        self.teeth_rgb = self._teeth_colour(photo.image_rgb, rig)
-        # Teeth already in the photo stay put above the seam and move down with the jaw below
-        # it; painted teeth are only needed when the photo's lips are closed.
-        self.paint_teeth = rig.frame.rest_gap_px < 0.15 * rig.frame.half_width_px
+        image, marks, frame = photo.image_rgb, rig.landmarks, rig.frame
+        unit = frame.eye_px
+        # The photo's own mouth opening: between its inner lips, what is bright is teeth.
+        upper, lower = marks[UPPER_INNER[2:-2]], marks[LOWER_INNER[2:-2]]
+        inside = np.concatenate([_sample(image, upper + f * (lower - upper)) for f in np.linspace(0.2, 0.8, 7)])
+        skin = np.concatenate([_sample(image, marks[[i]] + frame.ey * d * unit)
+                               for i in (61, 291) for d in (0.08, 0.14)] + [_sample(image, marks[[152, 18]])])
+        skin_light = float(np.median(_luminance(skin))) if len(skin) else 160.0
+        bright = inside[_luminance(inside) > max(0.75 * skin_light, 110.0)] if len(inside) else inside
+        self.open_gap_px = frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0
+        # Teeth showing in the photo stay put above the seam and move down with the jaw below it.
+        self.photo_teeth = frame.rest_gap_px > 0.02 * unit and len(bright) >= max(3, len(inside) // 5)
+        light = float(np.clip(skin_light / 170.0, 0.55, 1.1))
+        self.teeth_rgb = np.median(bright, axis=0) if self.photo_teeth else IVORY * light
+        lips = np.concatenate([_sample(image, marks[[0, 17]] + (marks[[13, 14]] - marks[[0, 17]]) * f)
+                               for f in (0.35, 0.5, 0.65)])
+        self.lip_rgb = np.median(lips, axis=0) if len(lips) else np.array([170, 90, 90], np.float32)
+        self.cavity_rgb = self.lip_rgb * np.array([0.26, 0.14, 0.15], np.float32)
+        self.tongue_rgb = np.clip(self.lip_rgb * np.array([1.05, 0.78, 0.8], np.float32), 0, 255)
+        # Side light: the cheeks beside the mouth tell which side is lit; the interior follows it.
+        sides = [_sample(image, marks[[i]] + frame.ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
+        left, right = (float(_luminance(x).mean()) if len(x) else skin_light for x in sides)
+        self.light_slope = float(np.clip((right - left) / max(left + right, 1.0), -0.4, 0.4))
 
-    @staticmethod
-    def _teeth_colour(image: np.ndarray, rig: FaceRig) -> np.ndarray:
-        """Use the photo's own teeth where they show, else an ivory white."""
-        upper = rig.landmarks[[80, 81, 82, 13, 312, 311, 310]]
-        lower = rig.landmarks[[88, 178, 87, 14, 317, 402, 318]]
-        samples = []
-        for a, b in zip(upper, lower):
-            for f in np.linspace(0.25, 0.75, 5):
-                x, y = (a + f * (b - a)).round().astype(int)
-                if 0 <= y < image.shape[0] and 0 <= x < image.shape[1]:
-                    samples.append(image[y, x])
-        default = np.array([228, 222, 208], dtype=np.float32)
-        if not samples:
-            return default
-        bright = np.array(samples, dtype=np.float32)
-        bright = bright[bright.mean(axis=1) > 150]
-        return bright.mean(axis=0) if len(bright) >= 3 else default
-
-    def paint(self, frame: np.ndarray, upper: np.ndarray, lower: np.ndarray) -> None:
+    def paint(self, frame: np.ndarray, upper: np.ndarray, lower: np.ndarray, tongue: float = 0.0) -> None:
+        """Paint the interior between the two edges (left to right, image pixels) into `frame`.
+        tongue: the track's tongueOut, which raises the tongue's tip to the teeth and past them."""
         cv2 = self.cv2
-        across = self.rig.frame.ey
+        mouth_frame = self.rig.frame
+        across, unit, half = mouth_frame.ey, mouth_frame.eye_px, mouth_frame.half_width_px
         # Where the lips press together (mouthClose) the edges cross: nothing to paint there.
         lower = upper + np.maximum((lower - upper) @ across, 0.0)[:, None] * across
         gap = float(np.max((lower - upper) @ across))
         if gap <= 0.5:
             return  # closed: the photo's own mouth shows
-        alpha_max = float(np.clip(gap / 3.0, 0.0, 1.0))
+        # The photo's dark line between closed lips would frame the teeth in black: cover it, as far
+        # as the mouth is open (up to a hundredth of the face's unit).
+        reach = min(0.012 * unit, 0.25 * gap) * np.clip(1 - np.linspace(-1, 1, len(upper)) ** 8, 0, 1)[:, None]
+        upper, lower = upper - reach * across, lower + reach * across
         lo = np.floor(np.minimum(upper.min(0), lower.min(0))).astype(int) - 2
         hi = np.ceil(np.maximum(upper.max(0), lower.max(0))).astype(int) + 3
         lo = np.maximum(lo, 0)
         hi = np.minimum(hi, [frame.shape[1], frame.shape[0]])
         if np.any(hi - lo < 2):
             return
-        size = (hi[1] - lo[1], hi[0] - lo[0])
+        rows, cols = hi[1] - lo[1], hi[0] - lo[0]
         ss = 4  # supersampled polygon edges for smooth lips
-        scale = lambda pts: np.round((pts - lo) * ss * 4).astype(np.int32)  # noqa: E731  (2 fraction bits)
-        mask = np.zeros((size[0] * ss, size[1] * ss), dtype=np.uint8)
-        cv2.fillPoly(mask, [scale(np.vstack([upper, lower[::-1]]))], 255, cv2.LINE_AA, shift=2)
-        mouth = cv2.resize(mask, (size[1], size[0]), interpolation=cv2.INTER_AREA).astype(np.float32) / 255
+        mask = np.zeros((rows * ss, cols * ss), dtype=np.uint8)
+        outline = np.round((np.vstack([upper, lower[::-1]]) - lo) * ss * 4).astype(np.int32)  # 2 fraction bits
+        cv2.fillPoly(mask, [outline], 255, cv2.LINE_AA, shift=2)
+        mouth = cv2.resize(mask, (cols, rows), interpolation=cv2.INTER_AREA).astype(np.float32) / 255
 
-        teeth = np.zeros_like(mask)
-        tooth_depth = min(0.45 * gap, 0.32 * self.rig.frame.half_width_px) if self.paint_teeth else 0.0
-        low_depth = min(0.2 * gap, 0.15 * self.rig.frame.half_width_px) if self.paint_teeth else 0.0
-        band = np.vstack([upper, (upper + [0, tooth_depth])[::-1]])
-        cv2.fillPoly(teeth, [scale(band)], 255, cv2.LINE_AA, shift=2)
-        cv2.fillPoly(teeth, [scale(np.vstack([lower, (lower - [0, low_depth])[::-1]]))], 200, cv2.LINE_AA, shift=2)
-        teeth = cv2.resize(teeth, (size[1], size[0]), interpolation=cv2.INTER_AREA).astype(np.float32) / 255
+        # Each pixel's place in the mouth: u along the lips (half widths from the centre), t down
+        # across the opening (0 at the upper edge, 1 at the lower), h the opening there.
+        ys, xs = np.mgrid[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
+        u = ((xs - mouth_frame.centre[0]) * mouth_frame.ex[0] + (ys - mouth_frame.centre[1]) * mouth_frame.ex[1]) / half
+        top = np.interp(xs[0], upper[:, 0], upper[:, 1]).astype(np.float32)[None, :]
+        bottom = np.interp(xs[0], lower[:, 0], lower[:, 1]).astype(np.float32)[None, :]
+        h = np.maximum(bottom - top, 0.5)
+        below_top, above_bottom = ys - top, bottom - ys
+        t = np.clip(below_top / h, 0.0, 1.0)
 
-        ys = np.linspace(0, 1, size[0])[:, None, None]
-        cavity = np.array([52, 18, 22], dtype=np.float32) * (0.6 + 0.4 * ys)
-        tongue_y = lower.mean(0)[1] - 0.25 * gap - lo[1]
-        xs = np.arange(size[1])[None, :] - (0.5 * (upper[0, 0] + upper[-1, 0]) - lo[0])
-        yy = np.arange(size[0])[:, None] - tongue_y
-        tongue = np.exp(-((xs / (0.55 * self.rig.frame.half_width_px)) ** 2 + (yy / (0.3 * gap + 1)) ** 2))
-        interior = cavity + tongue[..., None] * (np.array([150, 62, 70], np.float32) - cavity) * 0.8
-        corner_shade = np.clip(1 - np.abs(xs) / (self.rig.frame.half_width_px * 1.1), 0.35, 1.0)[..., None]
-        interior = interior + teeth[..., None] * (self.teeth_rgb * corner_shade - interior)
-        alpha = (mouth * alpha_max)[..., None]
+        def soft(x: np.ndarray) -> np.ndarray:  # a one-pixel anti-aliased edge at x = 0
+            return np.clip(x + 0.5, 0.0, 1.0)
+
+        # The cavity: dark, darkest deep in the middle and at the corners, where the cheeks shade it.
+        depth = 0.45 + 0.55 * np.abs(2 * t - 1) ** 2
+        cavity = self.cavity_rgb * (depth * (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 3))[..., None]
+        # The tongue: its back low in the mouth, its tip raised towards the teeth by tongueOut.
+        arch = np.clip(1 - u * u, 0.0, 1.0)
+        tongue_top = bottom - h * (0.32 + 0.9 * min(tongue, 0.5)) * np.exp(-((u / 0.45) ** 2))
+        tongue_shape = soft(ys - tongue_top) * arch ** 0.5
+        tongue_shade = 0.55 + 0.45 * np.clip((ys - tongue_top) / (0.25 * h + 1), 0, 1) ** 0.5
+        interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
+        # The teeth: the upper row under the upper lip, the lower row only once the jaw has dropped,
+        # both curving back (shorter and darker) towards the corners.
+        upper_height = np.minimum(0.55 * h, UPPER_TOOTH * unit) * (1 - 0.45 * u * u)
+        lower_height = np.clip((h - LOWER_TEETH_FROM * unit) * 0.4, 0, LOWER_TOOTH * unit) * (1 - 0.5 * u * u)
+        if tongue > 0.2:  # TH: the tip lies between the teeth, over the upper row's edge
+            upper_height = upper_height * (1 - 0.5 * np.exp(-((u / 0.35) ** 2)))
+        # A photo's own teeth stay above the seam and move down with the jaw below it: none painted.
+        painted = 0.0 if self.photo_teeth else 1.0
+        upper_teeth = painted * soft(upper_height - below_top)
+        lower_teeth = painted * soft(lower_height - above_bottom) * (lower_height > 0.5)
+        gaps = sum(np.exp(-((np.abs(u) - e) * half / 0.45) ** 2) for e in TOOTH_EDGES)
+        tooth_shade = (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 1.5) * (1 - 0.07 * np.clip(gaps, 0, 1))
+        lip_shadow = 0.78 + 0.22 * np.clip(below_top / (0.35 * np.maximum(upper_height, 1)), 0, 1)
+        upper_rgb = self.teeth_rgb * (tooth_shade * lip_shadow)[..., None]
+        lower_rgb = self.teeth_rgb * (0.78 * tooth_shade)[..., None]
+        interior = interior + lower_teeth[..., None] * (lower_rgb - interior)
+        interior = interior + upper_teeth[..., None] * (upper_rgb - interior)
+        interior = interior * (1 + self.light_slope * np.clip(u, -1, 1))[..., None]
+        alpha = (mouth * float(np.clip(gap / 1.5, 0.0, 1.0)))[..., None]
         region = frame[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
         frame[lo[1]:hi[1], lo[0]:hi[0]] = (region + alpha * (interior - region)).round().clip(0, 255).astype(np.uint8)

@@ -25,7 +25,7 @@ EYES = {
 }
 
 BASIS = (
-    "lipgap", "chin", "close", "lowerDown", "upperUp", "funnel", "pucker", "smileLeft",
+    "lipgap", "chin", "close", "lowerDown", "upperUp", "funnel", "funnelOpen", "pucker", "smileLeft",
     "smileRight", "stretchLeft", "stretchRight", "brow", "blinkLeft", "blinkRight",
     # the emotions' shapes, both sides together
     "browDown", "browOuterUp", "eyeWide", "squint", "frown",
@@ -50,7 +50,9 @@ class MouthFrame:
     upper_thickness: float  # in half widths
     lower_thickness: float
     chin_v: float
-    rest_gap_px: float  # how far apart the inner lips are in the photo
+    rest_gap_px: float  # how far apart the inner lips are in the photo, at their widest
+    centre_gap_px: float  # how far apart they are at the mouth's centre (FaceMesh 13-14)
+    eye_px: float  # the distance between the outer eye corners (FaceMesh 33-263): the face's unit
 
     def to_uv(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rel = points - self.centre
@@ -83,6 +85,8 @@ def mouth_frame(landmarks: np.ndarray) -> MouthFrame:
         upper_u=upper_u, upper_v=upper_v, lower_u=lower_u, lower_v=lower_v,
         upper_thickness=float(max(v[3] - v[0], 0.15)), lower_thickness=float(max(v[1] - v[4], 0.2)),
         chin_v=float(max(v[2], 0.8)), rest_gap_px=float(np.max(gap_px)),
+        centre_gap_px=float(max((landmarks[14] - landmarks[13]) @ ey, 0.0)),
+        eye_px=float(np.linalg.norm(landmarks[263] - landmarks[33])),
     )
 
 
@@ -111,14 +115,15 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
 
     zero = np.zeros_like(u)
     rest_half_gap = 0.5 * frame.rest_gap_px
+    # lipgap, chin, lowerDown, upperUp and funnelOpen move their part by one pixel at the mouth's centre per unit
     fields = {
-        "lipgap": along(zero, W * g_lip * (1 - into_chin) * neck_fade * below),
-        "chin": along(zero, W * g_jaw * into_chin * neck_fade * below),
+        "lipgap": along(zero, g_lip * (1 - into_chin) * neck_fade * below),
+        "chin": along(zero, g_jaw * into_chin * neck_fade * below),
         "close": along(zero, g_lip * rest_half_gap * (upper_lip - lower_lip)),
-        "lowerDown": along(zero, 0.2 * W * g_lip * lower_lip),
-        "upperUp": along(zero, -0.15 * W * g_lip * upper_lip),
-        "funnel": along(-0.12 * W * u * near_mouth,
-                        W * np.sqrt(g_lip) * (0.12 * lower_lip - 0.08 * upper_lip)),
+        "lowerDown": along(zero, g_lip * lower_lip),
+        "upperUp": along(zero, -g_lip * upper_lip),
+        "funnel": along(-0.12 * W * u * near_mouth, zero),  # the corners drawn in
+        "funnelOpen": along(zero, np.sqrt(g_lip) * (0.6 * lower_lip - 0.4 * upper_lip)),  # the lips flared apart
         "pucker": along(-0.28 * W * u * near_mouth, zero),
     }
     for name, sign in (("Left", 1.0), ("Right", -1.0)):  # subject's left is the image's right
@@ -188,27 +193,35 @@ class FaceRig:
             return np.zeros(self.fields.shape[1:], dtype=np.float32)
         return np.tensordot(basis_weights[used].astype(np.float32), self.fields[used], axes=1)
 
-    def opening(self, basis_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Upper and lower edges of the newly opened mouth, left to right.
+    def opening(self, basis_weights: np.ndarray, from_lips: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Upper and lower edges of the open mouth, left to right, where the interior is painted.
 
-        Both start on the seam between the photo's inner lips: above it the photo stays (its own
-        teeth, if they show), below it everything moves with the jaw, so only the band between
-        the two edges needs painting.
+        From the seam between the photo's inner lips (from_lips False): above it the photo stays (its
+        own teeth), below it everything moves with the jaw, so only the band opened below the seam
+        is painted. From the photo's inner lips themselves (from_lips True): the whole interior is
+        painted, for a photo whose open mouth shows no teeth.
         """
-        seam, upper_fields, lower_fields = self._seam_fields
+        edges, upper_fields, lower_fields = self._edge_fields[from_lips]
         weights = basis_weights.astype(np.float64)
-        return seam + np.tensordot(weights, upper_fields, axes=1), seam + np.tensordot(weights, lower_fields, axes=1)
+        upper, lower = edges
+        return upper + np.tensordot(weights, upper_fields, axes=1), lower + np.tensordot(weights, lower_fields, axes=1)
 
     @cached_property
-    def _seam_fields(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The lip seam and every basis shape's displacement of it, seen from above and from below
-        (len(BASIS) x points x 2, zeros for shapes that do not move the mouth): computed once."""
-        seam = 0.5 * (self.landmarks[UPPER_INNER] + self.landmarks[LOWER_INNER]).astype(np.float64)
-        sides = []
-        for side in (-1.0, 1.0):
-            fields = mouth_basis(self.frame, seam, side=np.full(len(seam), side))
-            sides.append(np.stack([fields.get(name, np.zeros_like(seam)) for name in BASIS]))
-        return seam, sides[0], sides[1]
+    def _edge_fields(self) -> dict[bool, tuple[tuple[np.ndarray, np.ndarray], np.ndarray, np.ndarray]]:
+        """For the seam and for the inner lips: the two edges and every basis shape's displacement of
+        each, seen from above and from below (len(BASIS) x points x 2, zeros for shapes that do not
+        move the mouth): computed once."""
+        upper_lip = self.landmarks[UPPER_INNER].astype(np.float64)
+        lower_lip = self.landmarks[LOWER_INNER].astype(np.float64)
+        seam = 0.5 * (upper_lip + lower_lip)
+        out = {}
+        for from_lips, (upper, lower) in ((False, (seam, seam)), (True, (upper_lip, lower_lip))):
+            sides = []
+            for side, points in ((-1.0, upper), (1.0, lower)):
+                fields = mouth_basis(self.frame, points, side=np.full(len(points), side))
+                sides.append(np.stack([fields.get(name, np.zeros_like(points)) for name in BASIS]))
+            out[from_lips] = ((upper, lower), sides[0], sides[1])
+        return out
 
 
 def build_rig(landmarks: np.ndarray, image_size: tuple[int, int]) -> FaceRig:

@@ -1,0 +1,172 @@
+"""The mouth as a viewer sees it: rendered frames read back with FaceMesh, against what the track asks
+for; the painted interior; co-articulation and anticipation in the track; the mouth benchmark's figures.
+
+Photos: a real speaker with closed lips and with an open mouth (GRID, tests/data/README.md), and the
+sample photo, a smile showing its teeth."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from talker_cli.artifacts import BlendshapeTrack, Phone
+from talker_cli.config import RenderConfig, VisemeConfig
+from talker_cli.face.blendshapes import INDEX, NAMES, VISEME_POSES, blendshape_track, track_opening
+from talker_cli.face.frames import FrameRenderer
+from talker_cli.face.visemes import viseme_track
+from talker_cli.photo import find_landmarks, load_photo
+
+DATA = Path(__file__).parent / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+
+
+def opening_of(landmarks: np.ndarray) -> float:
+    """The inner-lip opening over the eye-corner distance, as bench/mouth.py reads real mouths."""
+    return float(np.linalg.norm(landmarks[13] - landmarks[14]) / np.linalg.norm(landmarks[33] - landmarks[263]))
+
+
+def pose(viseme: str) -> BlendshapeTrack:
+    return BlendshapeTrack(25, NAMES, VISEME_POSES[viseme][None].copy())
+
+
+@pytest.fixture(scope="module")
+def closed_lips():
+    photo = load_photo(DATA / "grid-s1-bbaf3s-0.png", RenderConfig())
+    return photo, FrameRenderer(photo)
+
+
+@pytest.fixture(scope="module")
+def open_at_rest():
+    photo = load_photo(DATA / "grid-s1-bbaf3s-30.png", RenderConfig())
+    return photo, FrameRenderer(photo)
+
+
+@pytest.fixture(scope="module")
+def smiling(face_photo):
+    photo = load_photo(face_photo, RenderConfig())
+    return photo, FrameRenderer(photo)
+
+
+@pytest.mark.parametrize("viseme", ["aa", "E", "O", "kk"])
+def test_a_rendered_open_mouth_opens_as_far_as_the_track_asks(closed_lips, viseme):
+    photo, renderer = closed_lips
+    asked = float(track_opening(pose(viseme))[0])
+    seen = opening_of(find_landmarks(renderer.render(pose(viseme), 0)))
+    assert asked > 0.1  # a real speaker's vowel opens a tenth of the eye distance and more
+    assert 0.9 * asked <= seen <= 1.35 * asked + 0.02, (viseme, asked, seen)
+
+
+def test_a_closure_is_seen_closed_on_every_photo(closed_lips, open_at_rest, smiling):
+    for photo, renderer in (closed_lips, open_at_rest, smiling):
+        assert opening_of(find_landmarks(renderer.render(pose("PP"), 0))) < 0.03, photo.path.name
+
+
+def test_a_photo_open_at_rest_closes_at_rest_and_opens_wider_for_a_vowel(open_at_rest):
+    photo, renderer = open_at_rest
+    own = opening_of(photo.landmarks_px)
+    assert own > 0.05  # the test's premise: this photo's mouth is open
+    assert opening_of(find_landmarks(renderer.render(pose("sil"), 0))) < 0.03
+    assert opening_of(find_landmarks(renderer.render(pose("aa"), 0))) > own + 0.04
+
+
+def _mouth_pixels(photo, renderer, viseme):
+    """The frame's pixels between the deformed inner lips (where the interior is painted)."""
+    import cv2
+
+    weights_frame = pose(viseme)
+    frame = renderer.render(weights_frame, 0)
+    from talker_cli.face.frames import basis_weights
+
+    upper, lower = renderer.rig.opening(basis_weights(weights_frame, 0, renderer.scale),
+                                        from_lips=not renderer.painter.photo_teeth)
+    mask = np.zeros(frame.shape[:2], np.uint8)
+    cv2.fillPoly(mask, [np.round(np.vstack([upper, lower[::-1]])).astype(np.int32)], 1)
+    return frame[mask.astype(bool)].astype(float)
+
+
+def _teeth_share(pixels: np.ndarray, skin_luminance: float) -> float:
+    """Pixels bright and nearly grey (teeth), as a share of the opening."""
+    luminance = pixels @ [0.299, 0.587, 0.114]
+    chroma = pixels.max(axis=1) - pixels.min(axis=1)
+    return float(np.mean((luminance > 0.75 * skin_luminance) & (chroma < 60)))
+
+
+def test_an_open_mouth_on_a_closed_lip_photo_shows_teeth_and_a_dark_cavity(closed_lips):
+    photo, renderer = closed_lips
+    skin = float(np.median(photo.image_rgb[int(photo.landmarks_px[152][1]) - 8, :] @ [0.299, 0.587, 0.114]))
+    pixels = _mouth_pixels(photo, renderer, "aa")
+    luminance = pixels @ [0.299, 0.587, 0.114]
+    assert _teeth_share(pixels, skin) > 0.15  # upper teeth under the upper lip
+    assert np.mean(luminance < 0.35 * skin) > 0.2  # and a dark cavity behind them, not a grey band
+
+
+def test_a_smiling_photo_keeps_its_teeth_as_the_mouth_opens(smiling):
+    photo, renderer = smiling
+    assert renderer.painter.photo_teeth
+    x, y = np.round(photo.landmarks_px[13]).astype(int)
+    seam = int(0.5 * (photo.landmarks_px[13][1] + photo.landmarks_px[14][1]))
+    rows = slice(y + 1, seam - 1)  # the upper teeth, between the upper lip and the seam
+    teeth_before = photo.image_rgb[rows, x - 6:x + 7].astype(float)
+    frame = renderer.render(pose("aa"), 0)
+    teeth_after = frame[rows, x - 6:x + 7].astype(float)
+    assert teeth_before.mean() > 150  # the photo's upper teeth
+    assert np.abs(teeth_after - teeth_before).mean() < 12  # still there, open mouth below them
+
+
+def test_the_tongue_rises_for_th(closed_lips):
+    photo, renderer = closed_lips
+    track = pose("aa")
+    with_tongue = track.weights.copy()
+    with_tongue[0, INDEX["tongueOut"]] = 0.35
+    plain = renderer.render(track, 0).astype(float)
+    raised = renderer.render(BlendshapeTrack(25, NAMES, with_tongue), 0).astype(float)
+    # the tongue (reddish) replaces teeth and cavity near the centre of the opening
+    ys, xs = np.nonzero(np.abs(raised - plain).sum(axis=2) > 30)
+    assert len(ys) > 10
+    changed = raised[ys, xs]
+    assert changed[:, 0].mean() > changed[:, 2].mean() + 20
+
+
+def _track(phones, duration_s=1.2):
+    segments = viseme_track([Phone(*p) for p in phones], VisemeConfig())
+    return blendshape_track(segments, duration_s, VisemeConfig(), RenderConfig(head_motion=0, blink_rate=0))
+
+
+def test_a_sibilant_between_vowels_keeps_the_jaw_a_closure_does_not():
+    """Co-articulation: S takes the jaw of the vowels around it (low dominance); P shuts the lips."""
+    t_between = track_opening(_track([("AA", 0.2, 0.45), ("S", 0.45, 0.53), ("AA", 0.53, 0.8)]))
+    p_between = track_opening(_track([("AA", 0.2, 0.45), ("P", 0.45, 0.53), ("AA", 0.53, 0.8)]))
+    middle = int(0.49 * 25)
+    vowel = t_between[int(0.32 * 25)]
+    assert t_between[middle] > 0.6 * vowel
+    assert p_between[middle] < 0.01
+
+
+def test_the_mouth_shapes_ahead_of_the_sound():
+    """Real lips move before the sound: a frame before the vowel the mouth opens more than a frame
+    after it has ended."""
+    opening = track_opening(_track([("AA", 0.4, 0.64)]))
+    before, after = opening[int(0.4 * 25) - 1], opening[int(0.64 * 25) + 1]
+    assert before > 0.3 * opening.max()
+    assert before > after + 0.01
+
+
+def test_the_mouth_benchmark_finds_the_lag_the_range_and_the_closed_frames():
+    from mouth import compare
+
+    rng = np.random.default_rng(0)
+    real = np.clip(np.convolve(rng.normal(0.05, 0.05, 200), np.ones(4) / 4, mode="same"), 0, None)
+    real[50:60] = 0.0  # closed frames
+    late = np.concatenate([np.zeros(2), 0.5 * real[:-2]])  # half as open, two frames late
+    figures = compare(real, late)
+    assert figures["lag"] == 2 and figures["best_r"] > 0.99 > figures["r"]
+    assert figures["range_ratio"] == pytest.approx(0.5, rel=0.02)
+    assert figures["closed_frames"] >= 10
+    half = compare(real, 0.5 * real)
+    assert half["closed_shown"] == half["closed_frames"]  # half of nothing is still closed
+    opened = 0.5 * real
+    opened[50:60] = 0.1  # a mouth open where the real one is shut
+    assert compare(real, opened)["closed_shown"] == half["closed_frames"] - 10
