@@ -17,7 +17,7 @@ videos:
 The summary gives the mean r, the median and the lowest range ratio, and closed_shown over all
 clips' closed frames together.
 
-    python bench/mouth.py CLIPS_DIR [--json] [--limit N] [--work DIR] [-- TALKER RENDER FLAGS...]
+    python bench/mouth.py CLIPS_DIR [--json [--curves]] [--limit N] [--work DIR] [-- TALKER RENDER FLAGS...]
 
 The clips are read where they are and never copied; --work keeps the renders (default: a temporary
 folder). Flags after `--` go to `talker render` (e.g. -- --mouth-scale 1.2).
@@ -159,6 +159,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--limit", type=int, default=0, help="only the first N clips")
     parser.add_argument("--work", type=Path, help="keep the photos, sounds and renders here")
+    parser.add_argument("--curves", action="store_true", help="with --json: each clip's two opening curves too")
     args = parser.parse_args(argv)
     clips = sorted(p for p in args.clips_dir.iterdir() if p.suffix.lower() in VIDEO_SUFFIXES)
     if args.limit:
@@ -172,6 +173,8 @@ def main() -> None:
         for clip in clips:
             real, talker = render_clip(clip, work, talker_flags)
             rows.append({"clip": clip.name, **compare(real, talker)})
+            if args.curves:
+                rows[-1]["curves"] = {"real": np.round(real, 4).tolist(), "talker": np.round(talker, 4).tolist()}
             if not args.json:
                 print(f"  {clip.name}: r {rows[-1]['r']:.2f} range {rows[-1]['range_ratio']:.2f}", file=sys.stderr)
     result = {"clips_dir": str(args.clips_dir), "talker_flags": talker_flags, "summary": summary(rows), "clips": rows}

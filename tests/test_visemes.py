@@ -74,7 +74,7 @@ def test_weights_rest_in_silence_and_move_in_speech():
     w = mouth_weights(segments, 1.6, 25, VisemeConfig())
     jaw = w[:, INDEX["jawOpen"]]
     assert jaw[:5].max() < 0.02  # 0..0.2 s: at rest
-    assert jaw[15:20].max() > 0.5  # inside the vowel
+    assert jaw[15:20].max() > 0.3  # inside the vowel
     assert jaw[-5:].max() < 0.02
     assert np.abs(np.diff(jaw)).max() < 0.35  # smooth transitions
 
@@ -144,7 +144,9 @@ def test_the_mouth_rests_before_the_anticipation_window_and_one_frame_after_the_
     centres = (np.arange(track.frame_count) + 0.5) / fps
     assert mouth[centres < 0.8 - config.anticipation_s].max() == 0
     assert mouth[centres > 1.2 + 1 / fps].max() == 0
-    assert mouth[(centres > 0.85) & (centres < 1.15)].min() > 0.5  # and speaks in between
+    assert mouth[(centres > 0.85) & (centres < 1.1)].min() > 0.3  # and speaks in between
+    settling = mouth[(centres > 1.1) & (centres < 1.2)]  # closing as the last sound fades
+    assert np.all(np.diff(settling) <= 1e-6) and settling[-1] < 0.8 * mouth[centres < 1.1].max()
 
 
 @pytest.mark.parametrize("fps", [25, 30, 60])

@@ -102,23 +102,23 @@ def _both(**values: float) -> np.ndarray:
 # sounds around them. Fitted to a filmed speaker's inner-lip opening frame by frame (bench/mouth.py),
 # then rounded towards the phonetics; MOUTH_GAIN undoes the fit's shrinkage towards the mean, so the
 # mouth opens as far as the filmed one.
-MOUTH_GAIN = 1.2
+MOUTH_GAIN = 1.15
 VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
     "sil": (0.005, 0.03, {}),
     "PP": (0.0, 10.0, dict(close=1.0, pucker=0.1)),
-    "FF": (0.01, 4.0, dict(close=0.3, upper=0.3, stretch=0.1)),  # lower lip under the upper teeth
+    "FF": (0.01, 8.0, dict(close=0.3, upper=0.3, stretch=0.1)),  # lower lip under the upper teeth
     "TH": (0.03, 6.0, dict(stretch=0.1, tongue=0.35)),  # the tongue between the teeth
     "DD": (0.12, 0.3, dict(stretch=0.15, tongue=0.1)),  # the tongue's tip behind the upper teeth
     "kk": (0.11, 2.4, dict(stretch=0.1)),
     "CH": (0.10, 3.0, dict(funnel=0.55, pucker=0.2, upper=0.2)),
     "SS": (0.03, 0.3, dict(stretch=0.35, smile=0.15, upper=0.15)),
-    "nn": (0.03, 0.2, dict(stretch=0.1, tongue=0.1)),
-    "RR": (0.03, 3.0, dict(pucker=0.4, funnel=0.3)),
+    "nn": (0.02, 1.0, dict(stretch=0.1, tongue=0.1)),
+    "RR": (0.02, 3.0, dict(pucker=0.4, funnel=0.3)),
     "aa": (0.125, 7.0, dict(lower=0.3, upper=0.1)),
     "E": (0.12, 7.0, dict(stretch=0.35, smile=0.2, lower=0.2)),
     "I": (0.10, 7.0, dict(stretch=0.3, smile=0.35, upper=0.1)),
     "O": (0.09, 8.0, dict(funnel=0.6, pucker=0.3)),
-    "U": (0.05, 8.0, dict(pucker=0.8, funnel=0.4)),
+    "U": (0.04, 8.0, dict(pucker=0.8, funnel=0.4)),
 }
 VISEME_POSES = {v: _pose(opening * MOUTH_GAIN, **lips) for v, (opening, _, lips) in VISEME_SHAPES.items()}
 DOMINANCE = {v: dominance for v, (_, dominance, _) in VISEME_SHAPES.items()}
@@ -161,16 +161,22 @@ def _coarticulate(signal: np.ndarray, lookahead_s: float, carryover_s: float, ra
     return out
 
 
+# Filmed speakers' mouths are shut about 0.08 s (median) before the aligned end of their last sound,
+# which fades out through nearly closed lips (bench/mouth.py's clips).
+SETTLE_S = 0.1
+
+
 def speech_envelope(segments: Sequence[VisemeSegment], n_fine: int, lead_s: float, release_s: float) -> np.ndarray:
     """1 while the face speaks, 0 at rest: the mouth may start moving at most lead_s before the
-    first sound and is relaxed within release_s (one frame) after the last, however slow the
-    transitions are."""
+    first sound; it closes over the last SETTLE_S of the last sound (no earlier than that sound's
+    start) and is relaxed within release_s (one frame) after it, however slow the transitions are."""
     t = np.arange(n_fine) / _SIGNAL_HZ
     spoken = [s for s in segments if s.viseme != "sil"]
     if not spoken:
         return np.zeros(n_fine, dtype=np.float32)
     first, last = spoken[0].start_s, spoken[-1].end_s
-    envelope = np.clip(1.0 - (t - last) / release_s, 0.0, 1.0).astype(np.float32)
+    settle_from = max(last - SETTLE_S, spoken[-1].start_s)
+    envelope = np.clip(1.0 - (t - settle_from) / (last + release_s - settle_from), 0.0, 1.0).astype(np.float32)
     envelope[t < first - lead_s] = 0.0
     return envelope
 

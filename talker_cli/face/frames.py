@@ -12,7 +12,7 @@ import numpy as np
 
 from ..artifacts import BlendshapeTrack, FacePhoto
 from .blendshapes import FUNNEL_OPENING, JAW_OPENING, LOWER_LIP_DROP, UPPER_LIP_RAISE
-from .painter import MouthPainter
+from .painter import TEETH_SPLIT, MouthPainter, read_mouth
 from .rig import BASIS, build_rig
 
 @dataclass(frozen=True)
@@ -99,11 +99,12 @@ class FrameRenderer:
         cv2.setNumThreads(1)
         self.photo = photo
         height, width = photo.image_rgb.shape[:2]
-        self.rig = build_rig(photo.landmarks_px, (width, height))
-        self.painter = MouthPainter(photo, self.rig)
+        look = read_mouth(photo.image_rgb, photo.landmarks_px)
+        self.rig = build_rig(photo.landmarks_px, (width, height), split=TEETH_SPLIT if look.shows_teeth else 0.5)
+        self.painter = MouthPainter(look, self.rig)
         # A photo's open mouth that shows no teeth is an open jaw: the track's rest closes it.
         self.scale = MouthScale(eye_px=self.rig.frame.eye_px,
-                                jaw_rest_px=0.0 if self.painter.photo_teeth else self.painter.open_gap_px)
+                                jaw_rest_px=look.open_gap_px)
         self.pivot = photo.landmarks_px[[33, 263, 152]].mean(axis=0)  # rotate about the lower face
         self.face_width = float(np.ptp(photo.landmarks_px[:, 0]))
         matte, (x0, y0, x1, y1) = head_matte(photo.landmarks_px, (width, height))

@@ -7,9 +7,10 @@ falls from.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..artifacts import FacePhoto
 from .rig import LOWER_INNER, UPPER_INNER, FaceRig
 
 # Sizes in eye-corner distances (the face's unit): an upper incisor shows about 10 mm below the
@@ -17,7 +18,7 @@ from .rig import LOWER_INNER, UPPER_INNER, FaceRig
 UPPER_TOOTH = 0.1
 LOWER_TOOTH = 0.05
 # How open the mouth must be before the lower teeth clear the lower lip.
-LOWER_TEETH_FROM = 0.05
+LOWER_TEETH_FROM = 0.07
 IVORY = np.array([212, 204, 188], dtype=np.float32)  # teeth in a mouth's shade, not in full light
 # Tooth edges across the arch (in mouth half widths from the centre): central and lateral incisors, canines.
 TOOTH_EDGES = (0.0, 0.28, 0.5, 0.7)
@@ -34,37 +35,67 @@ def _sample(image: np.ndarray, points: np.ndarray) -> np.ndarray:
     return image[xy[inside, 1], xy[inside, 0]].astype(np.float32)
 
 
-class MouthPainter:
-    """Reads the photo's mouth once (its teeth, lips, light); paint() draws one frame's interior."""
+# Where the jaw parts between the inner lips of a photo whose upper teeth fill its opening (a smile):
+# near the lower lip, so the upper teeth stay with the skull as the jaw drops.
+TEETH_SPLIT = 0.85
 
-    def __init__(self, photo: FacePhoto, rig: FaceRig):
+
+@dataclass(frozen=True)
+class PhotoMouth:
+    """What the photo's own mouth shows, read once from its pixels."""
+    shows_teeth: bool  # teeth between the inner lips (a smile): they are kept, not painted over
+    open_gap_px: float  # the opening at the centre when the mouth is open and shows no teeth (else 0)
+    teeth_rgb: np.ndarray  # the photo's teeth, or ivory in the photo's light
+    lip_rgb: np.ndarray
+    light_slope: float  # how much brighter the image's right side of the mouth is than its left
+
+
+def read_mouth(image: np.ndarray, marks: np.ndarray) -> PhotoMouth:
+    left, right = marks[61].astype(np.float64), marks[291].astype(np.float64)
+    ex = (right - left) / max(np.linalg.norm(right - left), 1e-6)
+    ey = np.array([-ex[1], ex[0]])
+    unit = float(np.linalg.norm(marks[263] - marks[33]))
+    # Between the inner lips, what is bright is teeth.
+    upper, lower = marks[UPPER_INNER[2:-2]], marks[LOWER_INNER[2:-2]]
+    inside = np.concatenate([_sample(image, upper + f * (lower - upper)) for f in np.linspace(0.2, 0.8, 7)])
+    skin = np.concatenate([_sample(image, marks[[i]] + ey * d * unit) for i in (61, 291) for d in (0.08, 0.14)]
+                          + [_sample(image, marks[[152, 18]])])
+    skin_rgb = np.median(skin, axis=0) if len(skin) else np.array([190, 150, 130], np.float32)
+    skin_light = float(_luminance(skin_rgb))
+    bright = inside[_luminance(inside) > max(0.75 * skin_light, 110.0)] if len(inside) else inside
+    widest = float(np.max(np.linalg.norm(lower - upper, axis=1)))
+    centre_gap = float(max((marks[14] - marks[13]) @ ey, 0.0))
+    shows_teeth = widest > 0.02 * unit and len(bright) >= max(3, len(inside) // 5)
+    # Painted teeth take the photo's light and colour cast (a warm painting, a cold office).
+    cast = np.clip((skin_rgb / max(float(skin_rgb.mean()), 1.0)) ** 0.35, 0.85, 1.15)
+    painted = IVORY * float(np.clip(skin_light / 170.0, 0.5, 1.05)) * cast
+    lips = np.concatenate([_sample(image, marks[[0, 17]] + (marks[[13, 14]] - marks[[0, 17]]) * f)
+                           for f in (0.35, 0.5, 0.65)])
+    sides = [_sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
+    left_light, right_light = (float(_luminance(x).mean()) if len(x) else skin_light for x in sides)
+    return PhotoMouth(
+        shows_teeth=bool(shows_teeth),
+        open_gap_px=centre_gap if centre_gap > 0.03 * unit and not shows_teeth else 0.0,
+        teeth_rgb=np.median(bright, axis=0) if shows_teeth else painted.astype(np.float32),
+        lip_rgb=np.median(lips, axis=0) if len(lips) else np.array([170, 90, 90], np.float32),
+        light_slope=float(np.clip((right_light - left_light) / max(left_light + right_light, 1.0), -0.4, 0.4)),
+    )
+
+
+class MouthPainter:
+    """Paints one frame's interior (paint()) from what the photo's mouth showed."""
+
+    def __init__(self, look: PhotoMouth, rig: FaceRig):
         import cv2
 
         self.cv2 = cv2
         self.rig = rig
-        image, marks, frame = photo.image_rgb, rig.landmarks, rig.frame
-        unit = frame.eye_px
-        # The photo's own mouth opening: between its inner lips, what is bright is teeth.
-        upper, lower = marks[UPPER_INNER[2:-2]], marks[LOWER_INNER[2:-2]]
-        inside = np.concatenate([_sample(image, upper + f * (lower - upper)) for f in np.linspace(0.2, 0.8, 7)])
-        skin = np.concatenate([_sample(image, marks[[i]] + frame.ey * d * unit)
-                               for i in (61, 291) for d in (0.08, 0.14)] + [_sample(image, marks[[152, 18]])])
-        skin_light = float(np.median(_luminance(skin))) if len(skin) else 160.0
-        bright = inside[_luminance(inside) > max(0.75 * skin_light, 110.0)] if len(inside) else inside
-        self.open_gap_px = frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0
-        # Teeth showing in the photo stay put above the seam and move down with the jaw below it.
-        self.photo_teeth = frame.rest_gap_px > 0.02 * unit and len(bright) >= max(3, len(inside) // 5)
-        light = float(np.clip(skin_light / 170.0, 0.55, 1.1))
-        self.teeth_rgb = np.median(bright, axis=0) if self.photo_teeth else IVORY * light
-        lips = np.concatenate([_sample(image, marks[[0, 17]] + (marks[[13, 14]] - marks[[0, 17]]) * f)
-                               for f in (0.35, 0.5, 0.65)])
-        self.lip_rgb = np.median(lips, axis=0) if len(lips) else np.array([170, 90, 90], np.float32)
-        self.cavity_rgb = self.lip_rgb * np.array([0.26, 0.14, 0.15], np.float32)
-        self.tongue_rgb = np.clip(self.lip_rgb * np.array([1.05, 0.78, 0.8], np.float32), 0, 255)
-        # Side light: the cheeks beside the mouth tell which side is lit; the interior follows it.
-        sides = [_sample(image, marks[[i]] + frame.ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
-        left, right = (float(_luminance(x).mean()) if len(x) else skin_light for x in sides)
-        self.light_slope = float(np.clip((right - left) / max(left + right, 1.0), -0.4, 0.4))
+        self.look = look
+        self.photo_teeth = look.shows_teeth
+        self.teeth_rgb = look.teeth_rgb
+        self.cavity_rgb = look.lip_rgb * np.array([0.34, 0.17, 0.18], np.float32)
+        self.tongue_rgb = np.clip(look.lip_rgb * np.array([1.05, 0.78, 0.8], np.float32), 0, 255)
+        self.light_slope = look.light_slope
 
     def paint(self, frame: np.ndarray, upper: np.ndarray, lower: np.ndarray, tongue: float = 0.0) -> None:
         """Paint the interior between the two edges (left to right, image pixels) into `frame`.
@@ -112,7 +143,7 @@ class MouthPainter:
         cavity = self.cavity_rgb * (depth * (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 3))[..., None]
         # The tongue: its back low in the mouth, its tip raised towards the teeth by tongueOut.
         arch = np.clip(1 - u * u, 0.0, 1.0)
-        tongue_top = bottom - h * (0.32 + 0.9 * min(tongue, 0.5)) * np.exp(-((u / 0.45) ** 2))
+        tongue_top = bottom - h * (0.4 + 0.9 * min(tongue, 0.5)) * np.exp(-((u / 0.45) ** 2))
         tongue_shape = soft(ys - tongue_top) * arch ** 0.5
         tongue_shade = 0.55 + 0.45 * np.clip((ys - tongue_top) / (0.25 * h + 1), 0, 1) ** 0.5
         interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
@@ -122,15 +153,17 @@ class MouthPainter:
         lower_height = np.clip((h - LOWER_TEETH_FROM * unit) * 0.4, 0, LOWER_TOOTH * unit) * (1 - 0.5 * u * u)
         if tongue > 0.2:  # TH: the tip lies between the teeth, over the upper row's edge
             upper_height = upper_height * (1 - 0.5 * np.exp(-((u / 0.35) ** 2)))
-        # A photo's own teeth stay above the seam and move down with the jaw below it: none painted.
-        painted = 0.0 if self.photo_teeth else 1.0
-        upper_teeth = painted * soft(upper_height - below_top)
-        lower_teeth = painted * soft(lower_height - above_bottom) * (lower_height > 0.5)
+        # A photo's own upper teeth stay above the split: only the lower row is painted under them.
+        # Towards the corners the teeth turn away into the cheeks' shadow.
+        front = 1 - np.clip((np.abs(u) - 0.55) / 0.3, 0, 1) ** 2
+        upper_teeth = (0.0 if self.photo_teeth else 1.0) * soft(upper_height - below_top) * front
+        lower_front = 1 - np.clip((np.abs(u) - 0.35) / 0.25, 0, 1) ** 2  # the lower arch is narrower
+        lower_teeth = soft(lower_height - above_bottom) * (lower_height > 0.5) * lower_front
         gaps = sum(np.exp(-((np.abs(u) - e) * half / 0.45) ** 2) for e in TOOTH_EDGES)
         tooth_shade = (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 1.5) * (1 - 0.07 * np.clip(gaps, 0, 1))
-        lip_shadow = 0.78 + 0.22 * np.clip(below_top / (0.35 * np.maximum(upper_height, 1)), 0, 1)
+        lip_shadow = 0.7 + 0.3 * np.clip(below_top / (0.35 * np.maximum(upper_height, 1)), 0, 1)
         upper_rgb = self.teeth_rgb * (tooth_shade * lip_shadow)[..., None]
-        lower_rgb = self.teeth_rgb * (0.78 * tooth_shade)[..., None]
+        lower_rgb = self.teeth_rgb * (0.88 * tooth_shade)[..., None]
         interior = interior + lower_teeth[..., None] * (lower_rgb - interior)
         interior = interior + upper_teeth[..., None] * (upper_rgb - interior)
         interior = interior * (1 + self.light_slope * np.clip(u, -1, 1))[..., None]

@@ -53,16 +53,20 @@ class MouthFrame:
     rest_gap_px: float  # how far apart the inner lips are in the photo, at their widest
     centre_gap_px: float  # how far apart they are at the mouth's centre (FaceMesh 13-14)
     eye_px: float  # the distance between the outer eye corners (FaceMesh 33-263): the face's unit
+    # Where the jaw parts from the skull between the inner lips: 0.5 midway; nearer 1 (the lower
+    # lip) where the photo's upper teeth fill the opening, so they stay with the upper jaw.
+    split: float = 0.5
 
     def to_uv(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rel = points - self.centre
         return rel @ self.ex / self.half_width_px, rel @ self.ey / self.half_width_px
 
     def seam_v(self, u: np.ndarray) -> np.ndarray:
-        return 0.5 * (np.interp(u, self.upper_u, self.upper_v) + np.interp(u, self.lower_u, self.lower_v))
+        upper = np.interp(u, self.upper_u, self.upper_v)
+        return upper + self.split * (np.interp(u, self.lower_u, self.lower_v) - upper)
 
 
-def mouth_frame(landmarks: np.ndarray) -> MouthFrame:
+def mouth_frame(landmarks: np.ndarray, split: float = 0.5) -> MouthFrame:
     left, right = landmarks[LEFT_CORNER], landmarks[RIGHT_CORNER]
     ex = (right - left) / np.linalg.norm(right - left)
     ey = np.array([-ex[1], ex[0]])
@@ -86,7 +90,7 @@ def mouth_frame(landmarks: np.ndarray) -> MouthFrame:
         upper_thickness=float(max(v[3] - v[0], 0.15)), lower_thickness=float(max(v[1] - v[4], 0.2)),
         chin_v=float(max(v[2], 0.8)), rest_gap_px=float(np.max(gap_px)),
         centre_gap_px=float(max((landmarks[14] - landmarks[13]) @ ey, 0.0)),
-        eye_px=float(np.linalg.norm(landmarks[263] - landmarks[33])),
+        eye_px=float(np.linalg.norm(landmarks[263] - landmarks[33])), split=split,
     )
 
 
@@ -114,12 +118,12 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
         return np.outer(dx, ex) + np.outer(dy, ey)
 
     zero = np.zeros_like(u)
-    rest_half_gap = 0.5 * frame.rest_gap_px
     # lipgap, chin, lowerDown, upperUp and funnelOpen move their part by one pixel at the mouth's centre per unit
     fields = {
         "lipgap": along(zero, g_lip * (1 - into_chin) * neck_fade * below),
         "chin": along(zero, g_jaw * into_chin * neck_fade * below),
-        "close": along(zero, g_lip * rest_half_gap * (upper_lip - lower_lip)),
+        # the lips meet on the split line: each travels its share of the photo's gap
+        "close": along(zero, g_lip * frame.rest_gap_px * (frame.split * upper_lip - (1 - frame.split) * lower_lip)),
         "lowerDown": along(zero, g_lip * lower_lip),
         "upperUp": along(zero, -g_lip * upper_lip),
         "funnel": along(-0.12 * W * u * near_mouth, zero),  # the corners drawn in
@@ -213,7 +217,7 @@ class FaceRig:
         move the mouth): computed once."""
         upper_lip = self.landmarks[UPPER_INNER].astype(np.float64)
         lower_lip = self.landmarks[LOWER_INNER].astype(np.float64)
-        seam = 0.5 * (upper_lip + lower_lip)
+        seam = upper_lip + self.frame.split * (lower_lip - upper_lip)
         out = {}
         for from_lips, (upper, lower) in ((False, (seam, seam)), (True, (upper_lip, lower_lip))):
             sides = []
@@ -224,7 +228,8 @@ class FaceRig:
         return out
 
 
-def build_rig(landmarks: np.ndarray, image_size: tuple[int, int]) -> FaceRig:
+def build_rig(landmarks: np.ndarray, image_size: tuple[int, int], split: float = 0.5) -> FaceRig:
+    """The rig over the face's region; split: where the jaw parts between the inner lips (MouthFrame)."""
     width, height = image_size
     lo, hi = landmarks.min(axis=0), landmarks.max(axis=0)
     margin = 0.25 * (hi - lo)
@@ -232,7 +237,7 @@ def build_rig(landmarks: np.ndarray, image_size: tuple[int, int]) -> FaceRig:
     x1, y1 = np.ceil(np.minimum(hi + margin * np.array([1, 1.6]), [width, height])).astype(int)
     ys, xs = np.mgrid[y0:y1, x0:x1]
     points = np.stack([xs.ravel(), ys.ravel()], axis=1).astype(np.float64)
-    frame = mouth_frame(landmarks)
+    frame = mouth_frame(landmarks, split)
     named = mouth_basis(frame, points) | eye_basis(landmarks, points)
     fields = np.stack([named[name].reshape(y1 - y0, x1 - x0, 2) for name in BASIS]).astype(np.float32)
     return FaceRig(frame=frame, landmarks=landmarks, roi=(int(x0), int(y0), int(x1), int(y1)), fields=fields)
