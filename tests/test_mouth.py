@@ -55,7 +55,7 @@ def test_a_rendered_open_mouth_opens_as_far_as_the_track_asks(closed_lips, visem
     photo, renderer = closed_lips
     asked = float(track_opening(pose(viseme))[0])
     seen = opening_of(find_landmarks(renderer.render(pose(viseme), 0)))
-    assert asked > 0.1  # a real speaker's vowel opens a tenth of the eye distance and more
+    assert asked > 0.08  # a real speaker's vowel opens near a tenth of the eye distance and more
     assert 0.9 * asked <= seen <= 1.35 * asked + 0.02, (viseme, asked, seen)
 
 

@@ -100,7 +100,9 @@ def _both(**values: float) -> np.ndarray:
 # against its neighbours (Cohen and Massaro's co-articulation model): lip closures, lip-teeth contact
 # and vowels dominate; the tongue's consonants (T, D, N, L, S, K) and short pauses take the jaw of the
 # sounds around them. Fitted to a filmed speaker's inner-lip opening frame by frame (bench/mouth.py),
-# then rounded towards the phonetics; MOUTH_GAIN undoes the fit's shrinkage towards the mean, so the
+# then rounded towards the phonetics; the rounded shapes (U, O, R) are set lower than the fit, as a
+# puckered mouth reads wider open than it is asked to (FaceMesh on the frame, as on the filmed
+# speaker); MOUTH_GAIN undoes the fit's shrinkage towards the mean, so the
 # mouth opens as far as the filmed one.
 MOUTH_GAIN = 1.15
 VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
@@ -113,12 +115,12 @@ VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
     "CH": (0.10, 3.0, dict(funnel=0.55, pucker=0.2, upper=0.2)),
     "SS": (0.03, 0.3, dict(stretch=0.35, smile=0.15, upper=0.15)),
     "nn": (0.02, 1.0, dict(stretch=0.1, tongue=0.1)),
-    "RR": (0.02, 3.0, dict(pucker=0.4, funnel=0.3)),
+    "RR": (0.01, 3.0, dict(pucker=0.4, funnel=0.3)),
     "aa": (0.125, 7.0, dict(lower=0.3, upper=0.1)),
     "E": (0.12, 7.0, dict(stretch=0.35, smile=0.2, lower=0.2)),
     "I": (0.10, 7.0, dict(stretch=0.3, smile=0.35, upper=0.1)),
-    "O": (0.09, 8.0, dict(funnel=0.6, pucker=0.3)),
-    "U": (0.04, 8.0, dict(pucker=0.8, funnel=0.4)),
+    "O": (0.08, 8.0, dict(funnel=0.6, pucker=0.3)),
+    "U": (0.02, 8.0, dict(pucker=0.8, funnel=0.4)),
 }
 VISEME_POSES = {v: _pose(opening * MOUTH_GAIN, **lips) for v, (opening, _, lips) in VISEME_SHAPES.items()}
 DOMINANCE = {v: dominance for v, (_, dominance, _) in VISEME_SHAPES.items()}

@@ -18,24 +18,25 @@ from .rig import BASIS, build_rig
 @dataclass(frozen=True)
 class MouthScale:
     """What the track's mouth weights become in this photo: the face's unit (the eye-corner distance)
-    in pixels, and the opening the photo's jaw already has at the mouth's centre (0 when its lips are
-    closed, or parted over its teeth as in a smile)."""
+    in pixels, and how far the photo's lips are apart at the mouth's centre (0 when closed): the
+    opening the track's weights start from."""
     eye_px: float
-    jaw_rest_px: float
+    rest_gap_px: float = 0.0
 
 
 def basis_weights(track: BlendshapeTrack, frame: int, scale: MouthScale) -> np.ndarray:
     """The rig's basis weights for one frame of the track. The lips part by what the track asks for
     (blendshapes.lip_opening) in this face's pixels: a photo open at rest is opened further from its
-    own opening, or closed towards the seam where the track asks for less."""
+    own opening, or closed where the track asks for less (at rest, real lips meet: a smile's lips
+    close over its teeth, which show again as the mouth opens)."""
     w = dict(zip(track.names, track.weights[frame]))
     both = lambda name: 0.5 * (w[f"{name}Left"] + w[f"{name}Right"])  # noqa: E731
     close = w["mouthClose"]
     jaw_px = JAW_OPENING * w["jawOpen"] * scale.eye_px
-    gap_px, rest = jaw_px * (1 - close), scale.jaw_rest_px
+    gap_px, rest = jaw_px * (1 - close), scale.rest_gap_px
     closing = (rest - gap_px) / rest if gap_px < rest else 0.0  # the share of the photo's opening to close
     values = {
-        "lipgap": max(gap_px - rest, 0.0), "chin": jaw_px - rest, "close": max(close, closing),
+        "lipgap": max(gap_px - rest, 0.0), "chin": max(jaw_px - rest, 0.0), "close": max(close, closing),
         "lowerDown": LOWER_LIP_DROP * both("mouthLowerDown") * scale.eye_px,
         "upperUp": UPPER_LIP_RAISE * both("mouthUpperUp") * scale.eye_px,
         "funnel": w["mouthFunnel"], "funnelOpen": FUNNEL_OPENING * w["mouthFunnel"] * scale.eye_px,
@@ -102,9 +103,7 @@ class FrameRenderer:
         look = read_mouth(photo.image_rgb, photo.landmarks_px)
         self.rig = build_rig(photo.landmarks_px, (width, height), split=TEETH_SPLIT if look.shows_teeth else 0.5)
         self.painter = MouthPainter(look, self.rig)
-        # A photo's open mouth that shows no teeth is an open jaw: the track's rest closes it.
-        self.scale = MouthScale(eye_px=self.rig.frame.eye_px,
-                                jaw_rest_px=look.open_gap_px)
+        self.scale = MouthScale(eye_px=self.rig.frame.eye_px, rest_gap_px=look.open_gap_px)
         self.pivot = photo.landmarks_px[[33, 263, 152]].mean(axis=0)  # rotate about the lower face
         self.face_width = float(np.ptp(photo.landmarks_px[:, 0]))
         matte, (x0, y0, x1, y1) = head_matte(photo.landmarks_px, (width, height))

@@ -44,7 +44,7 @@ TEETH_SPLIT = 0.85
 class PhotoMouth:
     """What the photo's own mouth shows, read once from its pixels."""
     shows_teeth: bool  # teeth between the inner lips (a smile): they are kept, not painted over
-    open_gap_px: float  # the opening at the centre when the mouth is open and shows no teeth (else 0)
+    open_gap_px: float  # the lips' opening at the centre when the mouth is open at rest (else 0)
     teeth_rgb: np.ndarray  # the photo's teeth, or ivory in the photo's light
     lip_rgb: np.ndarray
     light_slope: float  # how much brighter the image's right side of the mouth is than its left
@@ -75,7 +75,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray) -> PhotoMouth:
     left_light, right_light = (float(_luminance(x).mean()) if len(x) else skin_light for x in sides)
     return PhotoMouth(
         shows_teeth=bool(shows_teeth),
-        open_gap_px=centre_gap if centre_gap > 0.03 * unit and not shows_teeth else 0.0,
+        open_gap_px=centre_gap if centre_gap > 0.03 * unit else 0.0,
         teeth_rgb=np.median(bright, axis=0) if shows_teeth else painted.astype(np.float32),
         lip_rgb=np.median(lips, axis=0) if len(lips) else np.array([170, 90, 90], np.float32),
         light_slope=float(np.clip((right_light - left_light) / max(left_light + right_light, 1.0), -0.4, 0.4)),
@@ -167,6 +167,7 @@ class MouthPainter:
         interior = interior + lower_teeth[..., None] * (lower_rgb - interior)
         interior = interior + upper_teeth[..., None] * (upper_rgb - interior)
         interior = interior * (1 + self.light_slope * np.clip(u, -1, 1))[..., None]
-        alpha = (mouth * float(np.clip(gap / 1.5, 0.0, 1.0)))[..., None]
+        # A mouth barely open shows its interior faintly: lips a pixel apart are not a dark slot.
+        alpha = (mouth * float(np.clip((gap - 0.01 * unit) / (0.04 * unit), 0.0, 1.0)))[..., None]
         region = frame[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
         frame[lo[1]:hi[1], lo[0]:hi[0]] = (region + alpha * (interior - region)).round().clip(0, 255).astype(np.uint8)
