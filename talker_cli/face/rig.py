@@ -112,6 +112,12 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     lower_lip = (1 - _smoothstep(frame.lower_thickness * 0.8, frame.lower_thickness * 1.8, s)) * below
     upper_lip = (1 - _smoothstep(frame.upper_thickness * 0.8, frame.upper_thickness * 2.0, -s)) * above
     near_mouth = np.exp(-((u / 1.4) ** 4)) * np.exp(-((s / (frame.lower_thickness + 0.6)) ** 2))
+    # Lips closing meet midway between them, wherever the jaw parts (a smile's lips close over both
+    # rows of teeth): the closure's lips are measured from the midline.
+    mid = v - 0.5 * (np.interp(u, frame.upper_u, frame.upper_v) + np.interp(u, frame.lower_u, frame.lower_v))
+    mid_below = (mid > 0) if side is None else (side > 0)
+    lower_closing = (1 - _smoothstep(frame.lower_thickness * 0.8, frame.lower_thickness * 1.8, mid)) * mid_below
+    upper_closing = (1 - _smoothstep(frame.upper_thickness * 0.8, frame.upper_thickness * 2.0, -mid)) * ~mid_below
     ex, ey = frame.ex, frame.ey
 
     def along(dx, dy):  # mouth-frame components -> image pixels
@@ -122,8 +128,7 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     fields = {
         "lipgap": along(zero, g_lip * (1 - into_chin) * neck_fade * below),
         "chin": along(zero, g_jaw * into_chin * neck_fade * below),
-        # the lips meet on the split line: each travels its share of the photo's gap
-        "close": along(zero, g_lip * frame.rest_gap_px * (frame.split * upper_lip - (1 - frame.split) * lower_lip)),
+        "close": along(zero, g_lip * 0.5 * frame.rest_gap_px * (upper_closing - lower_closing)),
         "lowerDown": along(zero, g_lip * lower_lip),
         "upperUp": along(zero, -g_lip * upper_lip),
         "funnel": along(-0.12 * W * u * near_mouth, zero),  # the corners drawn in
