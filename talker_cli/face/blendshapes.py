@@ -169,8 +169,8 @@ SETTLE_S = 0.1
 
 
 def speech_envelope(segments: Sequence[VisemeSegment], n_fine: int, lead_s: float, release_s: float) -> np.ndarray:
-    """1 while the face speaks, 0 at rest: the mouth may start moving at most lead_s before the
-    first sound; it closes over the last SETTLE_S of the last sound (no earlier than that sound's
+    """1 while the face speaks, 0 at rest: the mouth leaves its rest over the lead_s before the first
+    sound (a smooth rise, no jump); it closes over the last SETTLE_S of the last sound (no earlier than that sound's
     start) and is relaxed within release_s (one frame) after it, however slow the transitions are."""
     t = np.arange(n_fine) / _SIGNAL_HZ
     spoken = [s for s in segments if s.viseme != "sil"]
@@ -178,9 +178,13 @@ def speech_envelope(segments: Sequence[VisemeSegment], n_fine: int, lead_s: floa
         return np.zeros(n_fine, dtype=np.float32)
     first, last = spoken[0].start_s, spoken[-1].end_s
     settle_from = max(last - SETTLE_S, spoken[-1].start_s)
-    envelope = np.clip(1.0 - (t - settle_from) / (last + release_s - settle_from), 0.0, 1.0).astype(np.float32)
-    envelope[t < first - lead_s] = 0.0
-    return envelope
+    envelope = np.clip(1.0 - (t - settle_from) / (last + release_s - settle_from), 0.0, 1.0)
+    if lead_s > 0:  # the mouth leaves its rest smoothly over the lead, not with a jump at its start
+        rise = np.clip((t - (first - lead_s)) / lead_s, 0.0, 1.0)
+        envelope = np.minimum(envelope, rise * rise * (3 - 2 * rise))
+    else:
+        envelope[t < first] = 0.0
+    return envelope.astype(np.float32)
 
 
 def smoothed_targets(segments: Sequence[VisemeSegment], duration_s: float, fps: int, config: VisemeConfig,
