@@ -81,7 +81,9 @@ class AlignmentConfig:
 
 @dataclass(frozen=True)
 class VisemeConfig:
-    anticipation_s: float = 0.2  # how early the mouth may start moving before the first sound
+    # How early the mouth may start moving before the first sound: filmed speakers' mouths move a
+    # median 0.24 s before it (bench/mouth.py's clips).
+    anticipation_s: float = 0.3
     # Rhubarb Lip Sync finds 0.05-0.07 s good minimum durations for its mouths. On hand-labelled speech
     # (bench/lipsync.py) 0.05 for every shape agreed best with the labels, and closures, the shape
     # the eye checks, showed best held to 0.07.
@@ -91,7 +93,7 @@ class VisemeConfig:
     # Co-articulation (face/blendshapes.py): each shape reaches ahead of its sound with this time
     # constant and lingers after it with smoothing_s; fitted to filmed speakers (bench/mouth.py), whose
     # lips shape ahead of the sound.
-    lookahead_s: float = 0.07
+    lookahead_s: float = 0.05
     smoothing_s: float = 0.03
 
 

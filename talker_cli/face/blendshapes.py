@@ -99,28 +99,29 @@ def _both(**values: float) -> np.ndarray:
 # Each viseme's opening (eye-corner distances) and its dominance, how strongly it holds its shape
 # against its neighbours (Cohen and Massaro's co-articulation model): lip closures, lip-teeth contact
 # and vowels dominate; the tongue's consonants (T, D, N, L, S, K) and short pauses take the jaw of the
-# sounds around them. Fitted to a filmed speaker's inner-lip opening frame by frame (bench/mouth.py),
-# then rounded towards the phonetics; the rounded shapes (U, O, R) are set lower than the fit, as a
+# sounds around them. Fitted to filmed speakers' inner-lip openings frame by frame (bench/mouth.py: 40
+# GRID clips of one speaker and 3 clips of natural speech, the fit drawn towards a phonetic table and
+# checked on clips it was not fitted on); the rounded shapes (U, O, R) are set lower than the fit, as a
 # puckered mouth reads wider open than it is asked to (FaceMesh on the frame, as on the filmed
 # speaker); MOUTH_GAIN undoes the fit's shrinkage towards the mean, so the
 # mouth opens as far as the filmed one.
-MOUTH_GAIN = 1.15
+MOUTH_GAIN = 1.2
 VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
-    "sil": (0.005, 0.03, {}),
-    "PP": (0.0, 10.0, dict(close=1.0, pucker=0.1)),
-    "FF": (0.01, 8.0, dict(close=0.3, upper=0.3, stretch=0.1)),  # lower lip under the upper teeth
-    "TH": (0.03, 6.0, dict(stretch=0.1, tongue=0.35)),  # the tongue between the teeth
-    "DD": (0.12, 0.3, dict(stretch=0.15, tongue=0.1)),  # the tongue's tip behind the upper teeth
-    "kk": (0.11, 2.4, dict(stretch=0.1)),
-    "CH": (0.10, 3.0, dict(funnel=0.55, pucker=0.2, upper=0.2)),
-    "SS": (0.03, 0.3, dict(stretch=0.35, smile=0.15, upper=0.15)),
-    "nn": (0.02, 1.0, dict(stretch=0.1, tongue=0.1)),
-    "RR": (0.01, 3.0, dict(pucker=0.4, funnel=0.3)),
-    "aa": (0.125, 7.0, dict(lower=0.3, upper=0.1)),
-    "E": (0.12, 7.0, dict(stretch=0.35, smile=0.2, lower=0.2)),
-    "I": (0.10, 7.0, dict(stretch=0.3, smile=0.35, upper=0.1)),
-    "O": (0.08, 8.0, dict(funnel=0.6, pucker=0.3)),
-    "U": (0.02, 8.0, dict(pucker=0.8, funnel=0.4)),
+    "sil": (0.007, 0.02, {}),
+    "PP": (0.0, 13.0, dict(close=1.0, pucker=0.1)),
+    "FF": (0.02, 4.7, dict(close=0.3, upper=0.3, stretch=0.1)),  # lower lip under the upper teeth
+    "TH": (0.04, 8.0, dict(stretch=0.1, tongue=0.35)),  # the tongue between the teeth
+    "DD": (0.11, 0.44, dict(stretch=0.15, tongue=0.1)),  # the tongue's tip behind the upper teeth
+    "kk": (0.115, 2.2, dict(stretch=0.1)),
+    "CH": (0.105, 3.1, dict(funnel=0.55, pucker=0.2, upper=0.2)),
+    "SS": (0.03, 0.2, dict(stretch=0.35, smile=0.15, upper=0.15)),
+    "nn": (0.01, 0.46, dict(stretch=0.1, tongue=0.1)),
+    "RR": (0.01, 7.0, dict(pucker=0.4, funnel=0.3)),
+    "aa": (0.125, 4.8, dict(lower=0.3, upper=0.1)),
+    "E": (0.115, 9.0, dict(stretch=0.35, smile=0.2, lower=0.2)),
+    "I": (0.095, 8.7, dict(stretch=0.3, smile=0.35, upper=0.1)),
+    "O": (0.05, 16.0, dict(funnel=0.6, pucker=0.3)),
+    "U": (0.025, 9.4, dict(pucker=0.8, funnel=0.4)),
 }
 VISEME_POSES = {v: _pose(opening * MOUTH_GAIN, **lips) for v, (opening, _, lips) in VISEME_SHAPES.items()}
 DOMINANCE = {v: dominance for v, (_, dominance, _) in VISEME_SHAPES.items()}
