@@ -4,8 +4,9 @@ that spoke Mandarin before) speaks 22 everyday sentences with the hard cases of 
 Whisper base transcribes each in Mandarin, and the transcript is scored against what the sentence
 says:
 
-  cer            character error rate against the sentence as it is read (numbers written out in
-                 Hanzi on both sides, punctuation and spaces left out)
+  cer            character error rate against the sentence as it is read (the transcript in
+                 simplified characters, numbers written out in Hanzi on both sides, punctuation and
+                 spaces left out)
   reading_error  the same over pinyin syllables with tones (a homophone written with another
                  character is no error; a wrong tone or a wrong polyphone reading is)
   s_per_audio_s  synthesis seconds per second of speech (this process, after loading)
@@ -91,6 +92,7 @@ def main() -> None:
     from talker_cli.audio_io import resample
     from talker_cli.config import AsrConfig, TtsConfig
     from talker_cli.kokoro_tts import MANDARIN_VOICES, KokoroTts
+    from talker_cli.language import in_chinese_characters
 
     voices = args.voices.split(",") if args.voices else [*MANDARIN_VOICES, "jf_alpha"]
     asr = make_asr(AsrConfig(), "zh")
@@ -114,7 +116,8 @@ def main() -> None:
             synth_s += time.perf_counter() - started
             audio_s += speech.duration_s
             samples = resample(speech.samples, speech.sample_rate, ASR_RATE)
-            transcript = asr.transcribe(Speech(samples, ASR_RATE, "recording")).text
+            # Whisper writes Mandarin in traditional or simplified characters: read in simplified, as talker's subtitles are
+            transcript = in_chinese_characters([asr.transcribe(Speech(samples, ASR_RATE, "recording")).text], "zh")[0]
             written = letters(spoken_numbers(transcript))
             cers.append(edit_rate(letters(said), written))
             readings.append(edit_rate(reading(said, "zh"), reading(written, "zh")))

@@ -51,9 +51,9 @@ def is_complete(files: dict[str, Path], config: TalkerConfig, hashes: dict[str, 
     )
 
 
-def _read_text(spec: JobSpec) -> str | None:
+def _read_text(spec: JobSpec, max_chars: int) -> str | None:
     if spec.text_file is not None:
-        return read_text_file(spec.text_file)
+        return read_text_file(spec.text_file, max_chars)
     return spec.text
 
 
@@ -112,7 +112,7 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
         group = (spec.preset or default_preset, spec.settings)
         config = configs[group]
         try:
-            text = _read_text(spec)
+            text = _read_text(spec, config.input.max_chars)
         except TalkerError as error:
             row.update(status="failed", exit_code=error.exit_code, error=str(error))
             continue

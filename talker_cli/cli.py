@@ -261,7 +261,7 @@ def _run_one(photo, output, text, text_file, audio, reply, language, preset, fla
     check_paths([(f"the {kind}", path) for kind, path in job.output_files().items()],
                 [photo, audio, text_file, preset_path(preset)])
     if text_file is not None:
-        job.text = read_text_file(text_file)
+        job.text = read_text_file(text_file, config.input.max_chars)
     with device_locks(gpus_used(config, audio is not None, reply), _check_wait(wait)):
         return run_job(job, on_stage=progress)
 
@@ -372,7 +372,7 @@ def check_gpu(
             overrides["gpu"] = {"mem_ratio": mem_ratio}
         config = load_config(preset, overrides)
         if text_file is not None:
-            text = read_text_file(text_file)
+            text = read_text_file(text_file, config.input.max_chars)
         if audio is not None and not audio.is_file():
             raise InputError(f"audio file not found: {audio}")
         # The render's own checks (models found, the text's voice), on a job that writes nothing.

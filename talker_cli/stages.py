@@ -257,19 +257,21 @@ class PhotoStage(Stage):
         return {"video_size": [width, height], "photo_size": list(photo.source_size)}
 
 
-def read_text_file(path: Path) -> str:
-    """A UTF-8 text file's text, less the byte order mark Windows editors write first."""
+def read_text_file(path: Path, max_chars: int) -> str:
+    """A UTF-8 text file's text, less the byte order mark Windows editors write first. A file that
+    cannot hold max_chars characters or fewer (4 bytes each at most) is refused from its size, and
+    nothing but a regular file is read (input_files)."""
+    from .input_files import read_bounded
+
+    data = read_bounded(path, "text file", 4 * max_chars + 3,
+                        f"that {max_chars:,} characters can take (input.max_chars); shorten or split it")
     try:
-        text = path.read_text(encoding="utf-8-sig")
-        if "\0" in text:
-            raise InputError(f"text file has NUL bytes, so it is not a text file: {path}")
-        return text
-    except FileNotFoundError:
-        raise InputError(f"text file not found: {path}") from None
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"text file is not UTF-8 text: {path}") from None
-    except OSError as error:
-        raise InputError(f"cannot read text file {path}: {error.strerror}") from None
+    if "\0" in text:
+        raise InputError(f"text file has NUL bytes, so it is not a text file: {path}")
+    return text
 
 
 def text_sha256(text: str) -> str:

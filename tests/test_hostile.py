@@ -366,3 +366,42 @@ def test_two_faces_side_by_side_animate_the_larger_one():
     points = find_landmarks(canvas)
     assert points is not None and len(points) == 478
     assert points[:, 0].min() > face.shape[1]  # every point on the right-hand face
+
+
+# 7. Endless or special text files are refused from what they are or their size, never read whole or
+# waited on; the process is capped so that a regression cannot take the machine down.
+def _capped():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31))  # 2 GiB: /dev/zero read whole needs far more
+
+
+SPECIAL_TEXT_FILES = [
+    ("an endless device", lambda p: "/dev/zero", "is a device"),
+    ("a FIFO nobody writes to", lambda p: (os.mkfifo(p / "fifo"), str(p / "fifo"))[1], "is a FIFO"),
+    ("a folder", lambda p: (os.mkdir(p / "texts"), str(p / "texts"))[1], "is a folder"),
+    ("a 100 MB file", lambda p: (os.truncate(open(p / "big.txt", "wb").name, 100_000_000), str(p / "big.txt"))[1],
+     "over the 80,003 bytes"),
+]
+
+
+@pytest.mark.parametrize("what, make, says", SPECIAL_TEXT_FILES, ids=[c[0] for c in SPECIAL_TEXT_FILES])
+def test_a_special_or_endless_text_file_is_refused_at_once(place, what, make, says):
+    path = make(place)
+    before = digest(place)
+    result = subprocess.run([sys.executable, "-m", "talker_cli", "lipsync", "--text-file", path, "-o", "out/a", "-q"],
+                            cwd=place, capture_output=True, text=True, timeout=60, preexec_fn=_capped)
+    assert result.returncode == 3, result.stderr
+    assert says in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert digest(place) == before
+
+
+def test_a_text_file_is_read_no_further_than_its_limit_allows(tmp_path):
+    from talker_cli.errors import InputError
+    from talker_cli.stages import read_text_file
+
+    path = tmp_path / "long.txt"
+    path.write_text("é" * 1000, encoding="utf-8")  # 2,000 bytes
+    assert read_text_file(path, 1000) == "é" * 1000
+    with pytest.raises(InputError, match="2,000 bytes, over the 403"):
+        read_text_file(path, 100)
