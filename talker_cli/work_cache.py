@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from .offline import own_folder, work_cache_root
+
+log = logging.getLogger("talker")
 
 FORMAT = 1  # bump when what a stage saves changes shape
 # The cache serves re-runs of interrupted jobs, not an archive: a cron job's speech (5 MB a minute)
@@ -36,6 +39,7 @@ class WorkCache:
         self.read = read  # False (--force): redo every stage, but still record the results
         self.max_bytes, self.keep_unused_s = max_bytes, keep_unused_s
         self.pruned = False  # once per run: the first entry it stores prunes the rest
+        self.unusable = False  # it failed once: this run stores nothing more
 
     @staticmethod
     def key(stage: str, parts: dict[str, Any]) -> str:
@@ -59,18 +63,28 @@ class WorkCache:
         return folder
 
     def store(self, key: str, meta: dict[str, Any], write: Callable[[Path], None]) -> None:
-        """write(folder) fills a fresh folder; it appears under its key only when complete."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        temp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=self.root))
+        """write(folder) fills a fresh folder; it appears under its key only when complete. The cache
+        is optional: one it cannot write (a file, a folder of another user's or read-only, a full
+        disk) is said once, and the job goes on without it."""
+        if self.unusable:
+            return
+        temp = None
         try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            temp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=self.root))
             write(temp)
             (temp / "meta.json").write_text(json.dumps(meta))
             target = self.root / key
             if target.exists():
                 shutil.rmtree(target)
             os.replace(temp, target)
-        except OSError:
-            shutil.rmtree(temp, ignore_errors=True)  # a cache that cannot be written costs only time
+        except OSError as error:
+            if temp is not None:
+                shutil.rmtree(temp, ignore_errors=True)
+            self.unusable = True
+            reason = "it is not a folder" if self.root.exists() and not self.root.is_dir() else error.strerror or error
+            log.warning("the work cache %s cannot be used (%s); this run goes on without it", self.root, reason)
+            return
         if not self.pruned:
             self.pruned = True
             self.prune()

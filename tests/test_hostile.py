@@ -405,3 +405,13 @@ def test_a_text_file_is_read_no_further_than_its_limit_allows(tmp_path):
     assert read_text_file(path, 1000) == "é" * 1000
     with pytest.raises(InputError, match="2,000 bytes, over the 403"):
         read_text_file(path, 100)
+
+
+def test_a_work_cache_that_is_a_file_leaves_the_job_running_with_one_warning(place):
+    (place / "cache").write_text("a file where the cache should be")
+    result = talker(place, "lipsync", "--text", "Hello there.", "-o", "out/a", "--format", "srt",
+                    env={"TALKER_WORK_CACHE": str(place / "cache")})
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "work cache" in line]
+    assert len(warnings) == 1 and "not a folder" in warnings[0] and "goes on without it" in warnings[0]
+    assert (place / "out" / "a.srt").is_file()

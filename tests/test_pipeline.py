@@ -346,3 +346,26 @@ def test_a_run_prunes_the_work_cache_once_when_it_stores(tmp_path, monkeypatch):
     for n in range(3):
         cache.store(cache.key("tts", {"text": str(n)}), {}, lambda folder: None)
     assert calls == [1]
+
+
+def test_a_work_cache_that_cannot_be_written_is_said_once_and_the_job_goes_on(tmp_path, caplog):
+    import errno
+
+    from talker_cli.work_cache import WorkCache
+
+    def full_disk(folder):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    cache = WorkCache(tmp_path / "cache")
+    with caplog.at_level("WARNING", logger="talker"):
+        cache.store("tts-a", {}, full_disk)
+        cache.store("tts-b", {}, lambda folder: (folder / "x").write_text("x"))  # not tried again this run
+    warnings = [r.getMessage() for r in caplog.records if "work cache" in r.getMessage()]
+    assert len(warnings) == 1 and "No space left" in warnings[0]
+    assert not [p for p in (tmp_path / "cache").iterdir()]  # nothing half-written left behind
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="talker"):
+        WorkCache(blocked).store("tts-c", {}, lambda folder: None)
+    assert "it is not a folder" in caplog.text
