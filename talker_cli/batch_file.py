@@ -41,18 +41,25 @@ class JobSpec:
 
 
 def _settings(row: dict, where: str) -> tuple[tuple[str, str, object], ...]:
+    """The row's own settings, each checked here against the setting's rule, so that a bad value is
+    blamed on its line and column before any job runs."""
+    from .config import RULES
+
     settings = []
     for column, (table, key, kind) in SETTING_COLUMNS.items():
         if column not in row:
             continue
         value = row[column]
+        rule = RULES[f"{table}.{key}"]
         if kind is float:
             try:
                 value = float(value)
             except (TypeError, ValueError):
-                raise UsageError(f"{where}: {column} must be a number, got {value!r:.40}") from None
+                raise UsageError(f"{where}: column {column}: {value!r:.40} is not a number; it must be {rule.what}") from None
         elif column == "format":
             value = str(value).replace(" ", "")
+        if not rule.allows(value):
+            raise UsageError(f"{where}: column {column}: {value!r:.40} is not allowed; it must be {rule.what}")
         settings.append((table, key, value))
     return tuple(settings)
 

@@ -330,3 +330,21 @@ def test_ctrl_c_stops_a_render_with_130_and_leaves_nothing(workspace):
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=60) == 130
     assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("column, value, says", [
+    ("emotion", "ecstatic", "column emotion: 'ecstatic' is not allowed; it must be neutral, happy"),
+    ("format", "mp3", "column format: 'mp3' is not allowed; it must be a comma-separated list"),
+    ("head_motion", "NaN", "column head_motion: nan is not allowed; it must be a number from"),
+    ("mouth_scale", "1e999", "column mouth_scale: inf is not allowed"),
+    ("blink_rate", "often", "column blink_rate: 'often' is not a number"),
+])
+def test_a_bad_value_in_a_batch_line_names_the_file_the_line_and_the_column(tmp_path, column, value, says):
+    from talker_cli.batch_file import read_batch
+    from talker_cli.errors import UsageError
+
+    jobs = tmp_path / "jobs.csv"
+    jobs.write_text(f"text,output,{column}\nHello.,a,\nHi.,b,{value}\n")
+    with pytest.raises(UsageError) as refused:
+        read_batch(jobs)
+    assert str(refused.value).startswith(f"{jobs}:3: {says}"), str(refused.value)
