@@ -153,3 +153,10 @@ def test_progress_says_when_a_stage_was_reused_from_the_work_cache(caplog):
         progress("render", StageReport("render", True, backend="landmark-warp+libx264", seconds=2.0, peak_rss_bytes=300 * 2**20))
     assert "tts           0.01 s  reused from the work cache  [piper]" in caplog.text
     assert "render        2.00 s  peak RSS 300 MiB  [landmark-warp+libx264]" in caplog.text
+
+
+@pytest.mark.parametrize("wait", ["-1", "nan", "inf"])
+def test_a_wait_that_is_not_a_number_of_seconds_is_refused(tmp_path, wait):
+    result = CliRunner().invoke(app, ["lipsync", "--text", "Hi.", "-o", str(tmp_path / "a"), "--wait", wait, "-q"])
+    assert result.exit_code == 2 and "--wait must be a number of seconds, 0 or more" in result.stderr
+    assert not list(tmp_path.iterdir())

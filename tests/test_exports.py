@@ -230,3 +230,48 @@ def test_an_unknown_format_is_a_usage_error_naming_the_choices(tmp_path):
     result = runner.invoke(app, ["lipsync", "--text", "hi", "-o", str(tmp_path / "x"), "--format", "arkit-json,fbx"])
     assert result.exit_code == 2 and "rhubarb-dat" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def _gltf_accessor(gltf: dict, data: bytes, index: int) -> np.ndarray:
+    """An accessor's floats, read from the buffer as a glTF reader would (an independent reader)."""
+    accessor = gltf["accessors"][index]
+    view = gltf["bufferViews"][accessor["bufferView"]]
+    width = {"SCALAR": 1, "VEC3": 3, "VEC4": 4}[accessor["type"]]
+    start = view.get("byteOffset", 0) + accessor.get("byteOffset", 0)
+    return np.frombuffer(data, "<f4", accessor["count"] * width, start).reshape(accessor["count"], width)
+
+
+@pytest.mark.parametrize("suffix", [".gltf", ".glb"])
+def test_the_gltf_animation_is_the_track_frame_by_frame(lipsync_text, suffix):
+    """Key times at frame centres and each key's 52 weights equal the ARKit track's row of that frame:
+    a shift by one frame, or weights in another order, fails here."""
+    import base64
+    import struct
+
+    folder, _ = lipsync_text
+    track = _track(folder)
+    raw = (folder / f"anim{suffix}").read_bytes()
+    if suffix == ".gltf":
+        gltf = json.loads(raw)
+        data = base64.b64decode(gltf["buffers"][0]["uri"].split(",", 1)[1])
+    else:
+        json_length = struct.unpack_from("<I", raw, 12)[0]
+        gltf = json.loads(raw[20:20 + json_length])
+        data = raw[20 + json_length + 8:]
+    sampler = gltf["animations"][0]["samplers"][0]
+    times = _gltf_accessor(gltf, data, sampler["input"])[:, 0]
+    weights = _gltf_accessor(gltf, data, sampler["output"]).reshape(len(times), -1)
+    frames = np.array(track["frames"], np.float32)
+    assert np.allclose(times, (np.arange(len(frames)) + 0.5) / track["fps"], atol=1e-6)
+    assert weights.shape == frames.shape and np.allclose(weights, frames, atol=1e-4)
+
+
+def test_vrm_expressions_follow_the_mouth_scale(tmp_path):
+    runs = {}
+    for scale in ("1", "0.5"):
+        result = runner.invoke(app, ["lipsync", "--text", "Hello, my big friend.", "-o", str(tmp_path / scale),
+                                     "--format", "vrm", "--mouth-scale", scale, "-q"])
+        assert result.exit_code == 0, result.stderr
+        runs[scale] = json.loads((tmp_path / f"{scale}.vrm.json").read_text())["expressions"]
+    full, half = np.array(runs["1"]["aa"]), np.array(runs["0.5"]["aa"])
+    assert full.max() > 0.3 and np.allclose(half, np.clip(full * 0.5, 0, 1), atol=2e-4)
