@@ -41,7 +41,7 @@ FORMAT = typer.Option(
     None, "--format", help="Animation files to write beside the output, comma-separated: arkit-json, livelink, gltf, "
     "glb, rhubarb-tsv, rhubarb-json, rhubarb-xml, rhubarb-dat, vrm, srt, vtt (default: the preset's, arkit-json,srt).")
 DAT_FRAME_RATE = typer.Option(None, "--dat-frame-rate", help="Frames per second of the rhubarb-dat (Moho) file, 24-100.")
-EMOTION = typer.Option(None, "--emotion", help="neutral, happy, sad, angry or surprised; [happy]-style tags in the text change it.")
+EMOTION = typer.Option(None, "--emotion", help="neutral, happy, sad, angry or surprised; \\[happy]-style tags in the text change it.")
 HEAD_MOTION = typer.Option(None, "--head-motion", help="Scale of the idle head motion; 0 keeps the head still (blinks go on).")
 BLINK_RATE = typer.Option(None, "--blink-rate", help="Blinks per minute, on average; 0: none.")
 MOUTH_SCALE = typer.Option(None, "--mouth-scale", help="Scale of the mouth's speech movement (1: as aligned).")

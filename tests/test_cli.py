@@ -160,3 +160,19 @@ def test_a_wait_that_is_not_a_number_of_seconds_is_refused(tmp_path, wait):
     result = CliRunner().invoke(app, ["lipsync", "--text", "Hi.", "-o", str(tmp_path / "a"), "--wait", wait, "-q"])
     assert result.exit_code == 2 and "--wait must be a number of seconds, 0 or more" in result.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_help_shows_every_option_text_whole_brackets_included():
+    """Rich reads [word] as markup and drops it: "[happy]-style tags" had become "-style tags"."""
+    import re
+
+    import typer.main
+
+    command = typer.main.get_command(app)
+    for name, sub in command.commands.items():
+        shown = " ".join(CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "400"}).stdout.split())
+        shown = re.sub(r"[│╭╮╰╯─]", " ", shown)
+        for param in sub.params:
+            help_text = (param.help or "").replace("\\[", "[")
+            if "[" in help_text:
+                assert " ".join(help_text.split()) in " ".join(shown.split()), (name, param.name)
