@@ -39,10 +39,9 @@ def ffmpeg_input(path: Path) -> list[str]:
 def decode_audio(path: Path, sample_rate: int, channel: int | None = None) -> np.ndarray:
     """Any audio file -> mono float32 at sample_rate: its channels mixed, or the one given. Raises
     InputError for non-audio."""
-    if path.is_dir():
-        raise InputError(f"the audio path is a folder, not a recording: {path}")
-    if not path.is_file():
-        raise InputError(f"audio file not found: {path}")
+    from .input_files import check_file
+
+    check_file(path, "audio file")  # a FIFO or a device would leave ffmpeg waiting or reading forever
     if path.stat().st_size == 0:
         raise InputError(f"audio file is empty: {path}")
     command = [

@@ -112,8 +112,9 @@ def preset_of(value: str | None, base: Path, folders: list[Path], where: str) ->
 
 
 def read_batch(path: Path, allowed: list[Path] | None = None) -> list[JobSpec]:
-    if not path.is_file():
-        raise UsageError(f"batch file not found: {path}")
+    from .input_files import check_file
+
+    check_file(path, "batch file", UsageError)
     if path.suffix.lower() not in (".jsonl", ".csv"):
         raise UsageError(f"batch file must end in .jsonl or .csv: {path}")
     base = path.resolve().parent

@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 
 from .errors import (
-    ExitCode, InputError, NoGpuError, ResourceError, TalkerError, Terminated, UsageError, os_error, stop_cleanly_on_sigterm,
+    ExitCode, NoGpuError, ResourceError, TalkerError, Terminated, UsageError, os_error, stop_cleanly_on_sigterm,
 )
 
 app = typer.Typer(
@@ -373,8 +373,10 @@ def check_gpu(
         config = load_config(preset, overrides)
         if text_file is not None:
             text = read_text_file(text_file, config.input.max_chars)
-        if audio is not None and not audio.is_file():
-            raise InputError(f"audio file not found: {audio}")
+        if audio is not None:
+            from .input_files import check_file
+
+            check_file(audio, "audio file")
         # The render's own checks (models found, the text's voice), on a job that writes nothing.
         job = Job(photo=None, output=Path("check-gpu"), config=config, text=text if audio is None else None,
                   audio=audio, reply=reply)

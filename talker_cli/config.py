@@ -161,8 +161,9 @@ def preset_path(name_or_path: str) -> Path:
     """A preset is a name from presets/ or a path to a TOML file."""
     candidate = Path(name_or_path)
     if candidate.suffix == ".toml":
-        if not candidate.is_file():
-            raise UsageError(f"preset file not found: {candidate}")
+        from .input_files import check_file
+
+        check_file(candidate, "preset file", UsageError)
         return candidate
     path = PRESET_DIR / f"{name_or_path}.toml"
     if not path.is_file():

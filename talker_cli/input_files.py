@@ -19,6 +19,27 @@ def kind_of(mode: int) -> str:
     return next((name for test, name in KINDS if test(mode)), "not a regular file")
 
 
+def not_a_file(path: Path) -> str | None:
+    """None when path is a regular file (links followed), else what it is instead, in words:
+    "not found", "a folder", "a FIFO", "a device", "a socket"."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "not found"
+    except OSError as error:
+        return f"unreadable ({error.strerror})"
+    return None if stat.S_ISREG(mode) else kind_of(mode)
+
+
+def check_file(path: Path, what: str, error=InputError) -> None:
+    """Refuse a path that is not a regular file, saying what it is (error: the class to raise)."""
+    found = not_a_file(path)
+    if found == "not found":
+        raise error(f"{what} not found: {path}")
+    if found is not None:
+        raise error(f"{what} {path} is {found}, not a file; pass a file")
+
+
 def open_regular(path: Path, what: str) -> int:
     """A descriptor of the regular file at path (links followed), opened without waiting: a FIFO
     with no writer would block a plain open forever."""

@@ -94,6 +94,11 @@ class OutputSet:
     def __init__(self, files: dict[str, Path]):
         manifest = files["manifest"]
         if not manifest.parent.is_dir():
+            if manifest.parent.exists():
+                raise UsageError(f"output folder {manifest.parent} is a file, not a folder")
+            above = next((p for p in manifest.parent.parents if p.exists()), None)
+            if above is not None and not above.is_dir():
+                raise UsageError(f"output folder {manifest.parent} cannot exist: {above} is a file, not a folder")
             raise UsageError(f"output folder does not exist: {manifest.parent}; create it first")
         for path in files.values():
             if path.is_dir():

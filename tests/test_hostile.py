@@ -415,3 +415,38 @@ def test_a_work_cache_that_is_a_file_leaves_the_job_running_with_one_warning(pla
     warnings = [line for line in result.stderr.splitlines() if "work cache" in line]
     assert len(warnings) == 1 and "not a folder" in warnings[0] and "goes on without it" in warnings[0]
     assert (place / "out" / "a.srt").is_file()
+
+
+# 8. Each refusal says what the path really is.
+def _fifo(name):
+    return lambda p: (os.mkfifo(p / name), name)[1]
+
+
+def _file(name):
+    return lambda p: ((p / name).write_text("a file"), name)[1]
+
+
+SAYS_WHAT_IT_IS = [
+    ("a recording that is a FIFO", _fifo("rec.wav"), lambda path: ["lipsync", "--audio", path, "-o", "out/a"], 3,
+     "rec.wav is a FIFO, not a file"),
+    ("a recording that is a device", lambda p: "/dev/zero", lambda path: ["lipsync", "--audio", path, "-o", "out/a"], 3,
+     "/dev/zero is a device, not a file"),
+    ("a preset that is a FIFO", _fifo("p.toml"), lambda path: ["lipsync", "--text", "Hi.", "--preset", path, "-o", "out/a"],
+     2, "preset file p.toml is a FIFO, not a file"),
+    ("a batch file that is a FIFO", _fifo("jobs.csv"), lambda path: ["batch", path, "--out-dir", "out"], 2,
+     "batch file jobs.csv is a FIFO, not a file"),
+    ("an output under a file", _file("notes"), lambda path: ["lipsync", "--text", "Hi.", "-o", f"{path}/sub/a"], 2,
+     "cannot exist: notes is a file, not a folder"),
+]
+
+
+@pytest.mark.parametrize("what, make, args, code, says", SAYS_WHAT_IT_IS, ids=[c[0] for c in SAYS_WHAT_IT_IS])
+def test_a_refusal_says_what_the_path_is(place, what, make, args, code, says):
+    path = make(place)
+    before = digest(place)
+    result = subprocess.run([sys.executable, "-m", "talker_cli", *args(path), "-q"] if args(path)[0] != "batch" else
+                            [sys.executable, "-m", "talker_cli", *args(path)], cwd=place, capture_output=True,
+                            text=True, timeout=60, preexec_fn=_capped)
+    assert result.returncode == code, result.stderr
+    assert says in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert digest(place) == before
