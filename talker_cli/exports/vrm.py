@@ -37,6 +37,7 @@ def expression_tracks(animation) -> dict[str, np.ndarray]:
     vowels = np.clip(vowels[:n] * animation.mouth_scale, 0.0, 1.0)
     for frames in closure_frames(animation.segments, track.fps, n):
         vowels[frames] = 0.0  # lips shut: no vowel shows
+    vowels[track.weights[:n, INDEX["mouthClose"]] >= 0.9] = 0.0  # nor where the closure's shape reaches
     tracks = {name: vowels[:, i] for i, name in enumerate(VOWELS)}
     tracks["blink"] = 0.5 * (track.weights[:, INDEX["eyeBlinkLeft"]] + track.weights[:, INDEX["eyeBlinkRight"]])
     emotions = track.emotions if track.emotions is not None else np.eye(len(EMOTIONS), dtype=np.float32)[[0] * n]
