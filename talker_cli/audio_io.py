@@ -59,6 +59,12 @@ def decode_audio(path: Path, sample_rate: int, channel: int | None = None) -> np
     samples = np.frombuffer(result.stdout, dtype=np.float32).copy()
     if samples.size == 0:
         raise InputError(f"{path} holds no audio samples; pass a recording of speech")
+    broken = ~np.isfinite(samples)  # a float WAV can hold NaN or infinite samples (a crashed recorder)
+    if broken.all():
+        raise InputError(f"{path} holds no samples that are numbers (all NaN or infinite); pass a recording of speech")
+    if broken.any():
+        log.warning("%s: %d samples are not numbers (NaN or infinite); they are taken as silence", path, broken.sum())
+        samples[broken] = 0.0
     return samples
 
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from .conftest import ROOT, SAMPLES
@@ -450,3 +451,24 @@ def test_a_refusal_says_what_the_path_is(place, what, make, args, code, says):
     assert result.returncode == code, result.stderr
     assert says in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert digest(place) == before
+
+
+def test_a_recording_with_a_few_broken_samples_is_heard_not_called_silent(tmp_path, caplog):
+    import soundfile
+
+    from talker_cli.audio_io import SILENT_DBFS, check_not_silent, decode_audio, level_dbfs
+
+    speech, rate = soundfile.read(SAMPLES / "speech.wav", dtype="float32")
+    speech[[100, 5000, 9000]] = np.nan
+    speech[[200, 7000]] = np.inf
+    path = tmp_path / "broken.wav"
+    soundfile.write(path, speech, rate, subtype="FLOAT")
+    with caplog.at_level("WARNING", logger="talker"):
+        samples = decode_audio(path, 16000)
+    assert np.isfinite(samples).all() and level_dbfs(samples) > SILENT_DBFS
+    check_not_silent(samples, path)  # it was "silent (-inf dBFS)"
+    assert "not numbers" in caplog.text
+    speech[:] = np.nan
+    soundfile.write(path, speech, rate, subtype="FLOAT")
+    with pytest.raises(Exception, match="no samples that are numbers"):
+        decode_audio(path, 16000)
