@@ -113,16 +113,12 @@ def to_kana(text: str) -> str:
 
 
 def to_pinyin(text: str) -> str:
-    """Hanzi -> pinyin syllables with tone numbers (neutral tone 5); other characters kept. Numbers are
-    first written in Chinese as they are said (cn2an): espeak-ng read 2019年 as èr qiān shí jiǔ nián
-    and the % of 50% in English; a year is said digit by digit, 50% bǎi fēn zhī wǔ shí."""
-    import cn2an
-    from pypinyin import Style, lazy_pinyin
+    """Hanzi -> pinyin syllables with tone numbers (neutral tone 5), as mandarin.py reads them: numbers
+    as said (espeak-ng read 2019年 as èr qiān shí jiǔ nián and the % of 50% in English), polyphones in
+    context."""
+    from .mandarin import to_pinyin as reading
 
-    text = cn2an.transform(text, "an2cn")
-
-    syllables = lazy_pinyin(text, style=Style.TONE3, neutral_tone_with_five=True, errors="default")
-    return re.sub(r"\s+", " ", " ".join(syllables)).strip()
+    return reading(text)
 
 
 class EspeakTts:

@@ -880,3 +880,42 @@ def test_a_missing_or_damaged_mandarin_voice_is_an_error_naming_the_fix(tmp_path
     (tmp_path / f"{voice.voice}.bin").write_bytes(bytes(damaged))
     with pytest.raises(ModelMissingError, match="checksum"):
         voice.locate()
+
+
+# Mandarin readings in context (mandarin.py): each case was read wrong before its rule.
+@pytest.mark.parametrize("text, reading", [
+    ("请把空调的温度调高两度", "qing3 ba3 kong1 tiao2 de5 wen1 du4 tiao2 gao1 liang3 du4"),  # 调 tiáo, adjust
+    ("这个问题还要调查", "zhe4 ge5 wen4 ti2 hai2 yao4 diao4 cha2"),  # 调 diào, investigate
+    ("银行行长明天来开会", "yin2 hang2 hang2 zhang3 ming2 tian1 lai2 kai1 hui4"),
+    ("他还没有还我那本书", "ta1 hai2 mei2 you3 huan2 wo3 na4 ben3 shu1"),  # 还 hái, then huán
+    ("你还好吗", "ni3 hai2 hao3 ma5"),
+    ("这条裙子很长，他长得也很高", "zhe4 tiao2 qun2 zi5 hen3 chang2 ， ta1 zhang3 de5 ye3 hen3 gao1"),
+    ("头发太长了", "tou2 fa4 tai4 chang2 le5"),
+    ("你得早点儿回家", "ni3 dei3 zao3 dian3 er2 hui2 jia1"),  # 得 děi, must
+    ("他得了第一名", "ta1 de2 le5 di4 yi4 ming2"),  # 得 dé, got
+    ("他跑得很快", "ta1 pao3 de5 hen3 kuai4"),
+    ("我每天早上7:15起床", "wo3 mei3 tian1 zao3 shang4 qi1 dian3 shi2 wu3 fen1 qi3 chuang2"),  # a time
+    ("他买了3本书和2支笔", "ta1 mai3 le5 san1 ben3 shu1 he2 liang3 zhi1 bi3"),  # 2 before a measure: liǎng
+    ("第2天", "di4 er4 tian1"),
+    ("会议定在2026年12月4日举行", "hui4 yi4 ding4 zai4 er4 ling2 er4 liu4 nian2 shi2 er4 yue4 si4 ri4 ju3 xing2"),
+    ("今年增长了15%", "jin1 nian2 zeng1 zhang3 le5 bai3 fen1 zhi1 shi2 wu3"),
+])
+def test_mandarin_polyphones_numbers_and_times_are_read_in_context(text, reading):
+    from talker_cli.mandarin import to_pinyin
+
+    assert to_pinyin(text) == reading
+
+
+@pytest.mark.slow
+def test_the_mandarin_voice_is_given_the_reading_in_context():
+    """On what Kokoro is fed: 调高 as tiáo gāo (misaki's own G2P gave diào gāo)."""
+    from misaki.zh import ZHG2P
+
+    from talker_cli.kokoro_tts import mandarin_g2p
+
+    def ipa(syllable):  # as misaki writes it, less the non-syllabic mark it drops
+        return ZHG2P.py2ipa(syllable).replace(chr(815), "")
+
+    phonemes = mandarin_g2p()("请把空调的温度调高两度。")
+    assert ipa("tiao2") + " " + ipa("gao1") in phonemes
+    assert ipa("diao4") not in phonemes
