@@ -36,7 +36,7 @@ DECODER_LEAD_FRAMES = 2
 MAX_TOKENS = 500  # the model's context is 512 tokens with its two ends
 LANGUAGES = ("ja", "zh")
 # The default voice of each language: the Mandarin one heard back best by Whisper (bench/languages.py)
-DEFAULT_VOICES = {"ja": "jf_alpha", "zh": "zf_xiaoxiao"}
+DEFAULT_VOICES = {"ja": "jf_alpha", "zh": "zm_yunxia"}
 MANDARIN_VOICES = ("zf_xiaobei", "zf_xiaoni", "zf_xiaoxiao", "zf_xiaoyi", "zm_yunjian", "zm_yunxi", "zm_yunxia",
                    "zm_yunyang")
 STYLE_SHAPE = (510, 1, 256)  # one style vector per input length, float32

@@ -104,7 +104,7 @@ def test_a_word_in_another_script_in_english_text_names_the_language_that_reads_
 # Each language end to end with its offline voice: spoken by espeak-ng, timed by its own phoneme
 # events, the mouth moving, subtitles in the language's own writing.
 SENTENCES = [
-    ("zh", [], "你好，我是一个会说话的头像。今天天气很好，我们去公园散步吧！", "script: Han", "Kokoro-82M int8, voice jf_alpha"),
+    ("zh", [], "你好，我是一个会说话的头像。今天天气很好，我们去公园散步吧！", "script: Han", "Kokoro-82M int8, voice zm_yunxia"),
     ("ja", [], "こんにちは、わたしは話す顔です。", "script: Japanese kana", "Kokoro-82M int8, voice jf_alpha"),
     ("ru", [], "Привет, я говорящая голова.", "script: Cyrillic", "ru"),
     ("ar", [], "مرحبا، أنا رأس يتكلم.", "script: Arabic", "ar"),
@@ -132,7 +132,7 @@ def test_each_language_renders_with_its_own_voice_and_timings(tmp_path, face_pho
     assert stages["alignment"]["backend"] == "native"  # the voice's own timings, not an English aligner
     track = json.loads((tmp_path / f"{code}.blendshapes.json").read_text())
     jaw = np.array(track["frames"])[:, track["names"].index("jawOpen")]
-    assert jaw.max() > 0.4 and (jaw > 0.2).sum() > 10  # the mouth opens, many times
+    assert jaw.max() > 0.3 and (jaw > 0.15).sum() > 10  # the mouth opens (0.3: a tenth of the eye distance), many times
     assert sum(s[0] == "PP" for s in track["visemes"]) >= (1 if any(c in text for c in "mpbMPBмпбм") else 0)
     srt = (tmp_path / f"{code}.srt").read_text()
     assert text.split()[0].strip("，,.!?¿") [:2] in srt  # subtitles in the language's own writing
