@@ -48,3 +48,12 @@ def test_a_word_wider_than_a_cue_is_shown_in_pieces_over_its_time():
     assert all(a.end_s <= b.start_s + 1e-9 for a, b in zip(cues, cues[1:]))  # in order, never overlapping
     unlabelled = make_cues([Word("", 0.0, 10.0)], "Visit https://example.com/" + "x" * 100 + " now.")
     assert all(len(c.text) <= 42 for c in unlabelled)
+
+
+def test_a_cue_is_not_held_on_screen_through_a_long_pause():
+    """Words before a 2 s pause end their cue when they are said; the next cue starts with its word."""
+    words = [Word("Wait", 0.0, 0.3), Word("for", 0.35, 0.5), Word("it", 0.55, 0.7),
+             Word("now", 2.7, 3.0), Word("go", 3.05, 3.3)]
+    cues = make_cues(words, "Wait for it now go")
+    assert [c.text for c in cues] == ["Wait for it", "now go"]
+    assert cues[0].end_s == 0.7 and cues[1].start_s == 2.7
