@@ -919,3 +919,12 @@ def test_the_mandarin_voice_is_given_the_reading_in_context():
     phonemes = mandarin_g2p()("请把空调的温度调高两度。")
     assert ipa("tiao2") + " " + ipa("gao1") in phonemes
     assert ipa("diao4") not in phonemes
+
+
+def test_kanji_heavy_japanese_is_japanese_by_its_few_kana():
+    """Kana anywhere means Japanese: this sentence is mostly kanji (which Chinese writes too)."""
+    from talker_cli.language import decide_language
+
+    text = "東京都庁舎展望室営業時間変更案内の件について"  # 22 kanji, 3 kana
+    assert decide_language(text, "auto") == ("ja", "script: Japanese kana")
+    assert decide_language("东京都厅舍展望室营业时间变更", "auto")[0] == "zh"  # no kana: Chinese
