@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import secrets
+import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,12 +20,15 @@ def held(path: Path) -> bool:
     """A file whose writer lives: it holds a lock on it (a partial output, a run's scratch folder). A
     lock, unlike a process number, means the same in every PID namespace and container sharing the
     folder."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:  # without waiting: a FIFO planted under a partial file's name would block a plain open forever
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         return False  # its writer's lock file is gone: so is the writer
     except OSError:
         return True  # what cannot be looked at is left alone
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return True  # not a partial file talker wrote: left alone
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return False

@@ -472,3 +472,36 @@ def test_a_recording_with_a_few_broken_samples_is_heard_not_called_silent(tmp_pa
     soundfile.write(path, speech, rate, subtype="FLOAT")
     with pytest.raises(Exception, match="no samples that are numbers"):
         decode_audio(path, 16000)
+
+
+def test_a_planted_fifo_or_link_among_the_partial_files_neither_hangs_nor_redirects_a_run(place):
+    """Another user's FIFO under a partial file's name had left the next run waiting forever on it;
+    a link under the name this run will write is refused, never written through."""
+    out = place / "out"
+    os.mkfifo(out / ".a.json.partial-999-deadbeef")
+    os.mkfifo(out / ".a.srt.partial-999-deadbeef")
+    result = talker(place, "lipsync", "--text", "Hello there.", "-o", "out/a", "--format", "srt", "-q")
+    assert result.returncode == 0, result.stderr
+    assert json_file(out / "a.json")["spoken_text"] == "Hello there."
+    assert (out / ".a.json.partial-999-deadbeef").exists()  # someone else's: left alone
+
+
+def json_file(path: Path) -> dict:
+    import json
+
+    return json.loads(path.read_text())
+
+
+def test_a_link_planted_where_a_run_writes_its_partial_manifest_is_not_followed(tmp_path, monkeypatch):
+    import secrets
+
+    from talker_cli.errors import TalkerError
+    from talker_cli.outputs import OutputSet, output_files
+
+    target = tmp_path / "victim.txt"
+    target.write_text("keep me")
+    monkeypatch.setattr(secrets, "token_hex", lambda n: "cafe0001")
+    (tmp_path / f".a.json.partial-{os.getpid()}-cafe0001").symlink_to(target)
+    with pytest.raises(TalkerError):
+        OutputSet(output_files(tmp_path / "a.mp4", ("srt",)))
+    assert target.read_text() == "keep me"
