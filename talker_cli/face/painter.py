@@ -110,7 +110,7 @@ class MouthPainter:
             return  # closed: the photo's own mouth shows
         # The photo's dark line between closed lips would frame the teeth in black: cover it, as far
         # as the mouth is open (up to a hundredth of the face's unit).
-        reach = min(0.012 * unit, 0.25 * gap) * np.clip(1 - np.linspace(-1, 1, len(upper)) ** 8, 0, 1)[:, None]
+        reach = min(0.004 * unit, 0.1 * gap) * np.clip(1 - np.linspace(-1, 1, len(upper)) ** 8, 0, 1)[:, None]
         upper, lower = upper - reach * across, lower + reach * across
         lo = np.floor(np.minimum(upper.min(0), lower.min(0))).astype(int) - 2
         hi = np.ceil(np.maximum(upper.max(0), lower.max(0))).astype(int) + 3
