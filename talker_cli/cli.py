@@ -171,26 +171,6 @@ def _fail(error: Exception) -> None:
     raise typer.Exit(ExitCode.INTERNAL)
 
 
-def _flag_overrides(**flags) -> dict:
-    """Command-line flags as preset tables: they win over the preset."""
-    table_of = {
-        "fps": ("render", "fps"), "max_side": ("render", "max_side"), "seed": ("render", "seed"),
-        "tts_model": ("tts", "voice"), "tts_backend": ("tts", "backend"), "speaker": ("tts", "speaker"),
-        "speaker_name": ("tts", "speaker_name"), "asr_model": ("asr", "model"), "llm_model": ("llm", "model"),
-        "language": ("input", "language"), "formats": ("output", "formats"), "dat_frame_rate": ("output", "dat_frame_rate"),
-        "emotion": ("render", "emotion"), "head_motion": ("render", "head_motion"), "blink_rate": ("render", "blink_rate"),
-        "mouth_scale": ("render", "mouth_open_scale"), "crop": ("render", "crop"),
-    }
-    tables: dict = {}
-    for key, value in flags.items():
-        if value is not None:
-            table, name = table_of[key]
-            tables.setdefault(table, {})[name] = str(value) if isinstance(value, Path) else value
-    if "output" in tables and "formats" in tables["output"]:  # "srt, vtt" as well as "srt,vtt"
-        tables["output"]["formats"] = tables["output"]["formats"].replace(" ", "")
-    return tables
-
-
 @app.command()
 def render(
     photo: Path = typer.Option(..., "--photo", help="Face photo (JPEG, PNG, ...)."),
@@ -225,44 +205,29 @@ def render(
     """Render an MP4 of the photo's face saying the text or the recording."""
     progress = Progress(quiet)
     with _command(quiet, progress):
-        flags = dict(fps=fps, max_side=max_side, seed=seed, formats=formats, dat_frame_rate=dat_frame_rate,
-                     emotion=emotion, head_motion=head_motion, blink_rate=blink_rate, mouth_scale=mouth_scale, crop=crop)
-        manifest = _run_one(photo, output, text, text_file, audio, reply, language, preset, flags, tts_model,
-                            tts_backend, speaker, asr_model, llm_model, mem_ratio, wait, force, progress)
+        from .job_request import JobRequest, settings_of
+
+        settings = settings_of(fps=fps, max_side=max_side, seed=seed, formats=formats, dat_frame_rate=dat_frame_rate,
+                               emotion=emotion, head_motion=head_motion, blink_rate=blink_rate, mouth_scale=mouth_scale,
+                               crop=crop, language=language, tts_model=tts_model, tts_backend=tts_backend,
+                               speaker=speaker, asr_model=asr_model, llm_model=llm_model, mem_ratio=mem_ratio)
+        manifest = _run_request(JobRequest(output=output, photo=photo, text=text, text_file=text_file, audio=audio,
+                                           reply=reply, preset=preset, settings=settings, wait_s=wait, force=force),
+                                progress)
     if json_out:
         typer.echo(json.dumps(manifest, indent=2))
     elif not quiet:
         log.info("wrote %s (%.1f s of video in %.1f s)", output, manifest["video"]["duration_s"], manifest["seconds"])
 
 
-def _run_one(photo, output, text, text_file, audio, reply, language, preset, flags, tts_model, tts_backend, speaker,
-             asr_model, llm_model, mem_ratio, wait, force, progress) -> dict:
-    """One job from the command line, render or lipsync (no photo): checked, locked, run."""
-    from .config import load_config, preset_path
+def _run_request(request, progress) -> dict:
+    """One job from the command line, render or lipsync: checked, its devices locked, run."""
     from .device_lock import device_locks
-    from .outputs import check_paths
     from .pipeline import run_job
     from .preflight import gpus_used
-    from .stages import Job, RunContext, read_text_file
-    from .work_cache import WorkCache
 
-    sources = [s for s in (text, text_file, audio) if s is not None]
-    if len(sources) != 1:
-        raise UsageError("give exactly one of --text, --text-file or --audio")
-    numbered = speaker is not None and speaker.isdigit()
-    overrides = _flag_overrides(tts_model=tts_model, tts_backend=tts_backend, speaker=int(speaker) if numbered else None,
-                                speaker_name=None if numbered else speaker, asr_model=asr_model, llm_model=llm_model,
-                                language=language, **flags)
-    if mem_ratio is not None:
-        overrides["gpu"] = {"mem_ratio": mem_ratio}
-    config = load_config(preset, overrides)
-    job = Job(photo=photo, output=output, config=config, text=text, audio=audio, reply=reply,
-              run=RunContext(cache=WorkCache(read=not force)))
-    check_paths([(f"the {kind}", path) for kind, path in job.output_files().items()],
-                [photo, audio, text_file, preset_path(preset)])
-    if text_file is not None:
-        job.text = read_text_file(text_file, config.input.max_chars)
-    with device_locks(gpus_used(config, audio is not None, reply), _check_wait(wait)):
+    job = request.job()
+    with device_locks(gpus_used(job.config, request.audio is not None, request.reply), _check_wait(request.wait_s)):
         return run_job(job, on_stage=progress)
 
 
@@ -299,10 +264,14 @@ def lipsync(
     With a text, its speech is written as OUT.wav beside them."""
     progress = Progress(quiet)
     with _command(quiet, progress):
-        flags = dict(fps=fps, seed=seed, formats=formats, dat_frame_rate=dat_frame_rate, emotion=emotion,
-                     head_motion=head_motion, blink_rate=blink_rate, mouth_scale=mouth_scale)
-        manifest = _run_one(None, output, text, text_file, audio, reply, language, preset, flags, tts_model,
-                            tts_backend, speaker, asr_model, llm_model, mem_ratio, wait, force, progress)
+        from .job_request import JobRequest, settings_of
+
+        settings = settings_of(fps=fps, seed=seed, formats=formats, dat_frame_rate=dat_frame_rate, emotion=emotion,
+                               head_motion=head_motion, blink_rate=blink_rate, mouth_scale=mouth_scale,
+                               language=language, tts_model=tts_model, tts_backend=tts_backend, speaker=speaker,
+                               asr_model=asr_model, llm_model=llm_model, mem_ratio=mem_ratio)
+        manifest = _run_request(JobRequest(output=output, text=text, text_file=text_file, audio=audio, reply=reply,
+                                           preset=preset, settings=settings, wait_s=wait, force=force), progress)
     if json_out:
         typer.echo(json.dumps(manifest, indent=2))
     elif not quiet:
@@ -366,11 +335,10 @@ def check_gpu(
             raise UsageError("give at most one of --text and --text-file")
         if audio is not None and (text is not None or text_file is not None):
             raise UsageError("give --audio or a text, not both")
-        overrides = _flag_overrides(llm_model=llm_model, asr_model=asr_model, tts_model=tts_model,
-                                    tts_backend=tts_backend, language=language)
-        if mem_ratio is not None:
-            overrides["gpu"] = {"mem_ratio": mem_ratio}
-        config = load_config(preset, overrides)
+        from .job_request import settings_of
+
+        config = load_config(preset, settings_of(llm_model=llm_model, asr_model=asr_model, tts_model=tts_model,
+                                                  tts_backend=tts_backend, language=language, mem_ratio=mem_ratio))
         if text_file is not None:
             text = read_text_file(text_file, config.input.max_chars)
         if audio is not None:

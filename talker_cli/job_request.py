@@ -1,0 +1,70 @@
+"""A job as a command asks for it (render, lipsync): one record from the command line to the run, its
+inputs checked in one place (input_files), its settings over the preset, its outputs never an input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+
+# flag -> (preset table, key): the command line's settings win over the preset
+FLAG_SETTINGS = {
+    "fps": ("render", "fps"), "max_side": ("render", "max_side"), "seed": ("render", "seed"),
+    "tts_model": ("tts", "voice"), "tts_backend": ("tts", "backend"), "speaker": ("tts", "speaker"),
+    "speaker_name": ("tts", "speaker_name"), "asr_model": ("asr", "model"), "llm_model": ("llm", "model"),
+    "language": ("input", "language"), "formats": ("output", "formats"), "dat_frame_rate": ("output", "dat_frame_rate"),
+    "emotion": ("render", "emotion"), "head_motion": ("render", "head_motion"), "blink_rate": ("render", "blink_rate"),
+    "mouth_scale": ("render", "mouth_open_scale"), "crop": ("render", "crop"), "mem_ratio": ("gpu", "mem_ratio"),
+}
+
+
+def settings_of(**flags: Any) -> dict[str, dict[str, Any]]:
+    """Flags given (not None) as preset tables. A --speaker of digits is the speaker's number, any
+    other its name; "srt, vtt" is read as "srt,vtt"."""
+    speaker = flags.pop("speaker", None)
+    if speaker is not None:
+        flags["speaker" if str(speaker).isdigit() else "speaker_name"] = int(speaker) if str(speaker).isdigit() else speaker
+    tables: dict[str, dict[str, Any]] = {}
+    for key, value in flags.items():
+        if value is not None:
+            table, name = FLAG_SETTINGS[key]
+            tables.setdefault(table, {})[name] = str(value) if isinstance(value, Path) else value
+    if "formats" in tables.get("output", {}):
+        tables["output"]["formats"] = tables["output"]["formats"].replace(" ", "")
+    return tables
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    output: Path
+    photo: Path | None = None  # None: animation files only (lipsync)
+    text: str | None = None
+    text_file: Path | None = None
+    audio: Path | None = None
+    reply: bool = False
+    preset: str = "cpu"
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)  # over the preset (settings_of)
+    wait_s: float = 0.0
+    force: bool = False
+
+    def job(self):
+        """The pipeline's Job: its config resolved, its paths checked (no output is an input, the text
+        file read within its limit), before any stage runs."""
+        from .config import load_config, preset_path
+        from .outputs import check_paths
+        from .stages import Job, RunContext, read_text_file
+        from .work_cache import WorkCache
+
+        if sum(s is not None for s in (self.text, self.text_file, self.audio)) != 1:
+            raise UsageError("give exactly one of --text, --text-file or --audio")
+        config = load_config(self.preset, self.settings)
+        job = Job(photo=self.photo, output=self.output, config=config, text=self.text, audio=self.audio,
+                  reply=self.reply, run=RunContext(cache=WorkCache(read=not self.force)))
+        check_paths([(f"the {kind}", path) for kind, path in job.output_files().items()],
+                    [self.photo, self.audio, self.text_file, preset_path(self.preset)])
+        if self.text_file is not None:
+            job.text = read_text_file(self.text_file, config.input.max_chars)
+        return job
