@@ -95,7 +95,8 @@ def check_batch_paths(specs: list[JobSpec], jobs_file: Path, out_dir: Path, defa
 
 
 def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: bool = False,
-              on_stage=None, stages_factory=None, summary_file: bool = True) -> dict[str, Any]:
+              on_stage=None, stages_factory=None, summary_file: bool = True, meter=None) -> dict[str, Any]:
+    """Every job of the batch, grouped by config; meter (progress.Meter) hears how many are done."""
     from .pipeline import run_jobs
     from .stages import Job, render_stages
 
@@ -122,6 +123,9 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
             continue
         groups.setdefault(group, []).append((spec, job))
     by_line = {row["line"]: row for row in rows}
+    meter = meter or (lambda *report: None)
+    done = sum(row["status"] != "pending" for row in rows)  # refused or skipped before any stage
+    meter("jobs", done, len(rows), "jobs")
     for members in groups.values():
         for start in range(0, len(members), CHUNK):
             chunk = members[start:start + CHUNK]
@@ -133,6 +137,8 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
                 else:
                     row.update(status="ok", exit_code=0, seconds=result.manifest["seconds"],
                                video_s=result.manifest["speech_s"], stages=result.manifest["stages"])
+                done += 1
+                meter("jobs", done, len(rows), "jobs")
     summary = summarize(rows, time.perf_counter() - started)
     if summary_file:
         write_summary(out_dir / SUMMARY_NAME, summary)

@@ -82,6 +82,7 @@ class Progress:
         self.quiet = quiet
         self.console = None
         self.status = None
+        self._meter = None
         if not quiet and sys.stderr.isatty():
             from rich.console import Console
 
@@ -106,9 +107,23 @@ class Progress:
         else:
             log.info("stage %s", line)
 
+    def meter(self, task: str, done: float, total: float, unit: str) -> None:
+        """How far a long stage has come (progress.py): a bar under the stage's spinner on a
+        terminal, a plain line every few seconds otherwise, nothing when quiet."""
+        if self._meter is None:
+            from .progress import meter_for
+
+            if self.status is not None:  # the bar takes the spinner's place
+                self.status.stop()
+                self.status = None
+            self._meter = meter_for(self.quiet, self.console)
+        self._meter(task, done, total, unit)
+
     def close(self) -> None:
         if self.status is not None:
             self.status.stop()
+        if hasattr(self._meter, "close"):
+            self._meter.close()
 
 
 _VERBOSE = False
@@ -227,6 +242,7 @@ def _run_request(request, progress) -> dict:
     from .preflight import gpus_used
 
     job = request.job()
+    job.run.meter = progress.meter
     with device_locks(gpus_used(job.config, request.audio is not None, request.reply), _check_wait(request.wait_s)):
         return run_job(job, on_stage=progress)
 
@@ -403,7 +419,7 @@ def batch(
             configs = {name: load_config(name) for name in {s.preset or preset for s in specs}}
             gpus = {d for s in specs for d in gpus_used(configs[s.preset or preset], s.audio is not None, s.reply)}
             with device_locks(sorted(gpus), _check_wait(wait)):
-                summary = run_batch(specs, out_dir, preset, force=force, on_stage=progress)
+                summary = run_batch(specs, out_dir, preset, force=force, on_stage=progress, meter=progress.meter)
         if metrics_file is not None:
             from .metrics import write_metrics
 

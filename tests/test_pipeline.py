@@ -369,3 +369,22 @@ def test_a_work_cache_that_cannot_be_written_is_said_once_and_the_job_goes_on(tm
     with caplog.at_level("WARNING", logger="talker"):
         WorkCache(blocked).store("tts-c", {}, lambda folder: None)
     assert "it is not a folder" in caplog.text
+
+
+def test_a_batch_reports_its_jobs_done_failed_ones_included(tmp_path):
+    from talker_cli.batch import run_batch
+    from talker_cli.batch_file import JobSpec
+
+    class FailsOnJob2(Recorder):
+        def run(self, job):
+            if job.output.name == "j2":
+                raise InputError("bad")
+            return super().run(job)
+
+    specs = [JobSpec(line=n, photo=None, output=f"j{n}", text="hi") for n in (1, 2, 3)]
+    seen = []
+    summary = run_batch(specs, tmp_path, "cpu", stages_factory=lambda: [FailsOnJob2("a", [])], summary_file=False,
+                        meter=lambda *report: seen.append(report))
+    assert seen[0] == ("jobs", 0, 3, "jobs") and seen[-1] == ("jobs", 3, 3, "jobs")
+    assert [report[1] for report in seen] == sorted(report[1] for report in seen)
+    assert [row["status"] for row in summary["jobs"]] == ["ok", "failed", "ok"]
