@@ -71,10 +71,9 @@ def read_image(path: Path) -> np.ndarray:
 
     from PIL import Image, ImageOps, UnidentifiedImageError
 
-    if not path.exists():
-        raise InputError(f"photo not found: {path}")
-    if not path.is_file():
-        raise InputError(f"photo is not a file: {path}")
+    from .input_files import check_file
+
+    check_file(path, "photo")  # a FIFO would leave Pillow waiting, a device reading forever
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)

@@ -505,3 +505,24 @@ def test_a_link_planted_where_a_run_writes_its_partial_manifest_is_not_followed(
     with pytest.raises(TalkerError):
         OutputSet(output_files(tmp_path / "a.mp4", ("srt",)))
     assert target.read_text() == "keep me"
+
+
+def test_a_photo_over_100_megapixels_is_refused_before_it_is_decoded(tmp_path):
+    """The fast twin of the whole-run test: the limit itself, on a 144-megapixel PNG of one bit."""
+    from PIL import Image
+
+    from talker_cli.errors import InputError
+    from talker_cli.photo import read_image
+
+    Image.new("1", (12000, 12000)).save(tmp_path / "bomb.png")
+    with pytest.raises(InputError, match="over 100 megapixels"):
+        read_image(tmp_path / "bomb.png")
+
+
+@pytest.mark.parametrize("make, says", [(lambda p: os.mkfifo(p) or p, "is a FIFO"), (lambda p: p.mkdir() or p, "is a folder")])
+def test_a_photo_that_is_not_a_file_is_named_as_what_it_is(tmp_path, make, says):
+    from talker_cli.errors import InputError
+    from talker_cli.photo import read_image
+
+    with pytest.raises(InputError, match=says):
+        read_image(make(tmp_path / "face.png"))
