@@ -30,12 +30,12 @@ def main() -> None:
 
     from lipsync import boundary_errors
 
-    from talker_cli import kokoro_tts
-    from talker_cli.alignment import ALIGN_RATE, PocketsphinxAligner
+    from talker_cli.voices import kokoro_tts
+    from talker_cli.aligners.alignment import ALIGN_RATE, PocketsphinxAligner
     from talker_cli.artifacts import Speech
     from talker_cli.audio_io import resample
     from talker_cli.config import TtsConfig
-    from talker_cli.espeak_tts import ipa_of
+    from talker_cli.voices.espeak_tts import ipa_of
 
     if args.lead is not None:
         kokoro_tts.DECODER_LEAD_FRAMES = args.lead

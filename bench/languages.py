@@ -59,7 +59,7 @@ def reading(text: str, code: str) -> list[str]:
 
         return [s for s in lazy_pinyin(letters(text), style=Style.TONE3, neutral_tone_with_five=True) if s.isalnum()]
     if code == "ja":
-        from talker_cli.espeak_tts import to_kana
+        from talker_cli.voices.espeak_tts import to_kana
 
         return list(letters(to_kana(text)))
     return list(letters(text))
@@ -78,7 +78,7 @@ def edit_rate(a, b) -> float:
 def voice_timings(code: str, text: str) -> list:
     """The voice's own phone timings of the text, in a fresh process as the render's were: espeak-ng
     keeps some state across voices (the first text after another language's pauses longer)."""
-    script = ("import pickle, sys\nfrom talker_cli.config import TtsConfig\nfrom talker_cli.tts import make_tts\n"
+    script = ("import pickle, sys\nfrom talker_cli.config import TtsConfig\nfrom talker_cli.voices.tts import make_tts\n"
               f"voice = make_tts(TtsConfig(), {code!r})\nvoice.load()\n"
               f"sys.stdout.buffer.write(pickle.dumps(list(voice.synthesize({text!r}).native_phones)))")
     return pickle.loads(subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, check=True).stdout)
@@ -91,7 +91,7 @@ def main() -> None:
 
     from lipsync import boundary_errors
 
-    from talker_cli.alignment import EspeakWarpAligner
+    from talker_cli.aligners.alignment import EspeakWarpAligner
     from talker_cli.artifacts import Speech
     from talker_cli.asr import ASR_RATE, make_asr
     from talker_cli.audio_io import decode_audio

@@ -196,7 +196,7 @@ def main() -> None:
                         help="espeak-warp: the path of languages without an acoustic model, here on English speech")
     args = parser.parse_args()
 
-    from talker_cli.alignment import EspeakWarpAligner, PocketsphinxAligner
+    from talker_cli.aligners.alignment import EspeakWarpAligner, PocketsphinxAligner
     from talker_cli.asr import make_asr
     from talker_cli.config import load_config
 

@@ -23,7 +23,7 @@ import json, resource, sys, time
 from collections import Counter
 import numpy as np
 sys.path.insert(0, sys.argv[4])
-from talker_cli.alignment import PocketsphinxAligner
+from talker_cli.aligners.alignment import PocketsphinxAligner
 from talker_cli.artifacts import Speech
 from talker_cli.asr import make_asr
 from talker_cli.audio_io import decode_audio

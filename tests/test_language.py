@@ -72,7 +72,7 @@ def test_english_text_with_hanzi_in_it_is_refused_naming_the_language_that_reads
 
 def test_japanese_is_spoken_from_the_kana_of_its_reading():
     from talker_cli.config import TtsConfig
-    from talker_cli.espeak_tts import EspeakTts, to_kana
+    from talker_cli.voices.espeak_tts import EspeakTts, to_kana
 
     assert to_kana("今日は良い天気ですね。") == "キョーワヨイテンキデスネ。"  # kanji in context, は said wa
     voice = EspeakTts(TtsConfig(), "ja")
@@ -339,7 +339,7 @@ def test_a_text_is_decided_by_the_words_said_not_the_letters():
 
 def test_english_words_in_chinese_are_spoken_in_english_in_their_place():
     from talker_cli.config import TtsConfig
-    from talker_cli.espeak_tts import EspeakTts
+    from talker_cli.voices.espeak_tts import EspeakTts
 
     voice = EspeakTts(TtsConfig(), "zh")
     voice.load()
@@ -369,7 +369,7 @@ def test_chinese_with_english_words_renders_in_chinese(tmp_path, face_photo):
 
 # Japanese is spoken by Kokoro-82M (neural, from PyPI wheels), timed by its own duration predictor.
 def test_kokoro_durations_become_symbol_times_with_pauses_at_both_ends():
-    from talker_cli.kokoro_tts import FRAME, RATE, chunks, symbol_times
+    from talker_cli.voices.kokoro_tts import FRAME, RATE, chunks, symbol_times
 
     times = symbol_times("βa", np.array([4, 2, 3, 5]))  # two frames earlier: the decoder's lead
     assert times == [(" ", 2 * FRAME / RATE), ("w", 2 * FRAME / RATE), ("a", 3 * FRAME / RATE), (" ", 7 * FRAME / RATE)]
@@ -378,7 +378,7 @@ def test_kokoro_durations_become_symbol_times_with_pauses_at_both_ends():
 
 
 def test_time_after_the_voice_has_stopped_goes_to_the_closing_pause():
-    from talker_cli.kokoro_tts import RATE, end_at_silence
+    from talker_cli.voices.kokoro_tts import RATE, end_at_silence
 
     audio = np.zeros(int(1.5 * RATE), np.float32)
     audio[int(0.1 * RATE):int(1.0 * RATE)] = 0.3 * np.sin(np.arange(int(0.9 * RATE)) * 0.05)
@@ -392,8 +392,8 @@ def test_time_after_the_voice_has_stopped_goes_to_the_closing_pause():
 @pytest.mark.slow
 def test_a_japanese_sentence_ends_where_its_sound_does():
     from talker_cli.config import TtsConfig
-    from talker_cli.speech_edges import loudness_db
-    from talker_cli.tts import make_tts
+    from talker_cli.aligners.speech_edges import loudness_db
+    from talker_cli.voices.tts import make_tts
 
     voice = make_tts(TtsConfig(), "ja")
     voice.load()
@@ -407,8 +407,8 @@ def test_a_japanese_sentence_ends_where_its_sound_does():
 @pytest.mark.slow
 def test_the_japanese_voice_is_kokoro_and_its_timings_cover_its_sound():
     from talker_cli.config import TtsConfig
-    from talker_cli.kokoro_tts import RATE, KokoroTts
-    from talker_cli.tts import make_tts
+    from talker_cli.voices.kokoro_tts import RATE, KokoroTts
+    from talker_cli.voices.tts import make_tts
 
     voice = make_tts(TtsConfig(), "ja")
     assert isinstance(voice, KokoroTts)
@@ -425,7 +425,7 @@ def test_the_japanese_voice_is_kokoro_and_its_timings_cover_its_sound():
 @pytest.mark.slow
 def test_kokoro_stops_are_timed_where_their_closures_are_heard():
     from talker_cli.config import TtsConfig
-    from talker_cli.kokoro_tts import KokoroTts
+    from talker_cli.voices.kokoro_tts import KokoroTts
 
     voice = KokoroTts(TtsConfig(), "ja")
     voice.load()
@@ -444,8 +444,8 @@ def test_kokoro_stops_are_timed_where_their_closures_are_heard():
 @pytest.mark.slow
 def test_the_mandarin_voice_is_kokoro_with_english_words_in_english(tmp_path, monkeypatch):
     from talker_cli.config import TtsConfig
-    from talker_cli.kokoro_tts import KokoroTts
-    from talker_cli.tts import make_tts
+    from talker_cli.voices.kokoro_tts import KokoroTts
+    from talker_cli.voices.tts import make_tts
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # jieba's dictionary cache goes to talker's cache
     voice = make_tts(TtsConfig(), "zh")
@@ -466,7 +466,7 @@ def test_kokoro_bilabials_show_a_shut_mouth_while_the_sound_is_closed():
     the face's mouth is shut: 10 of 13 here; with Kokoro's durations as they come, 2 of 13."""
     from talker_cli.face.blendshapes import INDEX, blendshape_track
     from talker_cli.config import load_config
-    from talker_cli.kokoro_tts import KokoroTts
+    from talker_cli.voices.kokoro_tts import KokoroTts
     from talker_cli.face.visemes import viseme_track
 
     config = load_config("cpu", {})
@@ -492,7 +492,7 @@ def test_kokoro_bilabials_show_a_shut_mouth_while_the_sound_is_closed():
 @pytest.mark.slow
 def test_kokoro_speaks_with_its_timings_when_the_cache_cannot_keep_its_model(tmp_path, monkeypatch):
     from talker_cli.config import TtsConfig
-    from talker_cli.kokoro_tts import KokoroTts, timed_model
+    from talker_cli.voices.kokoro_tts import KokoroTts, timed_model
 
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
@@ -611,7 +611,7 @@ def test_espeak_russian_is_not_taken_for_another_language_with_exit_0(tmp_path, 
 
 def test_japanese_numbers_are_read_with_the_word_after_them():
     """misaki set digits apart as kanji numbers: 10分 was read jūbun ("enough"), 1月 ichi tsuki."""
-    from talker_cli.kokoro_tts import japanese_g2p
+    from talker_cli.voices.kokoro_tts import japanese_g2p
 
     g2p = japanese_g2p()
     assert "ʥɨʔpɯɴ" in g2p("駅まで歩いて10分です。")  # juppun
@@ -634,7 +634,7 @@ def test_a_mandarin_recording_gets_simplified_subtitles_unless_traditional_is_as
     import soundfile
 
     from talker_cli.config import TtsConfig
-    from talker_cli.kokoro_tts import KokoroTts
+    from talker_cli.voices.kokoro_tts import KokoroTts
 
     voice = KokoroTts(TtsConfig(), "zh")
     voice.load()
@@ -652,7 +652,7 @@ def test_a_mandarin_recording_gets_simplified_subtitles_unless_traditional_is_as
 
 def test_espeak_mandarin_says_numbers_as_chinese_does():
     """espeak-ng read 2019年 as èr qiān shí jiǔ and the % of 50% in English."""
-    from talker_cli.espeak_tts import to_pinyin
+    from talker_cli.voices.espeak_tts import to_pinyin
 
     assert to_pinyin("我们在2019年去了北京") == "wo3 men5 zai4 er4 ling2 yi1 jiu3 nian2 qu4 le5 bei3 jing1"
     assert to_pinyin("50%的人").startswith("bai3 fen1 zhi1 wu3 shi2")
@@ -821,7 +821,7 @@ def test_without_the_language_detector_a_latin_text_is_refused_naming_the_packag
 
 def test_speech_heard_in_a_language_no_voice_says_is_refused_naming_the_language_and_the_flag(speech_wav):
     """Whisper base took espeak-ng's French for Khmer; the chain then found no vowel and said only "no speech"."""
-    from talker_cli.alignment import EspeakWarpAligner
+    from talker_cli.aligners.alignment import EspeakWarpAligner
     from talker_cli.artifacts import Speech, Word
     from talker_cli.audio_io import decode_audio
     from talker_cli.errors import InputError
@@ -838,7 +838,7 @@ def test_speech_heard_in_a_language_no_voice_says_is_refused_naming_the_language
 # Mandarin is spoken by Kokoro's own Mandarin voices (talker's package data), never the Japanese one.
 def test_mandarin_is_spoken_by_a_mandarin_voice_not_the_japanese_one():
     from talker_cli.config import TtsConfig
-    from talker_cli.kokoro_tts import MANDARIN_VOICES, KokoroTts, _package_folder, mandarin_style
+    from talker_cli.voices.kokoro_tts import MANDARIN_VOICES, KokoroTts, _package_folder, mandarin_style
 
     voice = KokoroTts(TtsConfig(), "zh")
     assert voice.voice in MANDARIN_VOICES and voice.voice.startswith("z")
@@ -853,7 +853,7 @@ def test_mandarin_is_spoken_by_a_mandarin_voice_not_the_japanese_one():
 def test_another_mandarin_voice_is_chosen_by_speaker_and_a_japanese_one_is_refused():
     from talker_cli.config import TtsConfig
     from talker_cli.errors import UsageError
-    from talker_cli.kokoro_tts import KokoroTts
+    from talker_cli.voices.kokoro_tts import KokoroTts
 
     chosen = KokoroTts(TtsConfig(speaker_name="zm_yunxi"), "zh")
     chosen.locate()
@@ -865,7 +865,7 @@ def test_another_mandarin_voice_is_chosen_by_speaker_and_a_japanese_one_is_refus
 def test_a_missing_or_damaged_mandarin_voice_is_an_error_naming_the_fix(tmp_path, monkeypatch):
     import shutil
 
-    from talker_cli import kokoro_tts
+    from talker_cli.voices import kokoro_tts
     from talker_cli.config import TtsConfig
     from talker_cli.errors import ModelMissingError
 
@@ -901,7 +901,7 @@ def test_a_missing_or_damaged_mandarin_voice_is_an_error_naming_the_fix(tmp_path
     ("今年增长了15%", "jin1 nian2 zeng1 zhang3 le5 bai3 fen1 zhi1 shi2 wu3"),
 ])
 def test_mandarin_polyphones_numbers_and_times_are_read_in_context(text, reading):
-    from talker_cli.mandarin import to_pinyin
+    from talker_cli.voices.mandarin import to_pinyin
 
     assert to_pinyin(text) == reading
 
@@ -911,7 +911,7 @@ def test_the_mandarin_voice_is_given_the_reading_in_context():
     """On what Kokoro is fed: 调高 as tiáo gāo (misaki's own G2P gave diào gāo)."""
     from misaki.zh import ZHG2P
 
-    from talker_cli.kokoro_tts import mandarin_g2p
+    from talker_cli.voices.kokoro_tts import mandarin_g2p
 
     def ipa(syllable):  # as misaki writes it, less the non-syllabic mark it drops
         return ZHG2P.py2ipa(syllable).replace(chr(815), "")

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from talker_cli.phonemes import arpabet_label, ipa_durations_to_phones, ipa_labels
+from talker_cli.aligners.phonemes import arpabet_label, ipa_durations_to_phones, ipa_labels
 
 
 def labels(phones):
@@ -60,7 +60,7 @@ def test_a_letter_written_with_its_diacritic_is_its_letter_not_lost():
 
 
 def test_affricates_written_as_two_letters_are_one_phone_and_mandarin_aspiration_is_no_h():
-    from talker_cli.espeak_tts import pronounce
+    from talker_cli.voices.espeak_tts import pronounce
 
     assert pronounce("吃", "zh") == ["CH", "IY"]  # espeak-ng: ts.hi -> tʂʰi, not T SH HH IY
     assert pronounce("天", "zh")[:1] == ["T"] and "HH" not in pronounce("天", "zh")  # tʰ
@@ -72,7 +72,7 @@ def test_affricates_written_as_two_letters_are_one_phone_and_mandarin_aspiration
 
 def test_espeak_keeps_its_pauses_and_runs_its_words_together():
     from talker_cli.config import TtsConfig
-    from talker_cli.espeak_tts import EspeakTts, _symbols
+    from talker_cli.voices.espeak_tts import EspeakTts, _symbols
 
     voice = EspeakTts(TtsConfig(lead_silence_s=0.0, tail_silence_s=0.0), "es")
     phones = list(voice.synthesize("Buenos días, me llamo Pablo.").native_phones)

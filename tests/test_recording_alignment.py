@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from talker_cli.alignment import PocketsphinxAligner
+from talker_cli.aligners.alignment import PocketsphinxAligner
 from talker_cli.artifacts import Phone, Speech, Word
 from talker_cli.audio_io import decode_audio
 from talker_cli.errors import InputError
-from talker_cli.recording_alignment import MAX_SPAN_S, AlignmentFailed, align_recording, plan_spans
+from talker_cli.aligners.recording_alignment import MAX_SPAN_S, AlignmentFailed, align_recording, plan_spans
 
 from .conftest import ROOT
 
@@ -160,7 +160,7 @@ def test_a_span_whose_words_cannot_fit_its_audio_falls_back_and_the_rest_is_forc
 PEAK_RSS = """
 import json, resource, sys
 import numpy as np
-from talker_cli.alignment import PocketsphinxAligner
+from talker_cli.aligners.alignment import PocketsphinxAligner
 from talker_cli.artifacts import Speech, Word
 from talker_cli.audio_io import decode_audio
 samples = decode_audio(__import__("pathlib").Path(sys.argv[1]), 16000)
@@ -234,7 +234,7 @@ def test_the_benchmark_reads_a_closure_with_its_release_and_an_affricate_with_it
 
 
 def test_numbers_are_words_said_the_way_they_are_written():
-    from talker_cli.alignment import said_as, tokenize
+    from talker_cli.aligners.alignment import said_as, tokenize
 
     assert tokenize("I paid $5 for 3 .5 apples, 50 % of 1,500 in the 1990s, 10th café, don't") == [
         "i", "paid", "$5", "for", "3", ".5", "apples", "50", "%", "of", "1,500", "in", "the", "1990s",
@@ -255,7 +255,7 @@ def test_a_recording_with_numbers_keeps_the_words_whisper_writes_as_digits(align
     (taken apart, "dollars" and "percent" had no phones and their sound went to a pause)."""
     from talker_cli.asr import make_asr
     from talker_cli.config import load_config
-    from talker_cli.tts import make_tts
+    from talker_cli.voices.tts import make_tts
 
     config = load_config("cpu", {})
     voice = make_tts(config.tts, "en")

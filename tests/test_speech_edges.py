@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from talker_cli.artifacts import Phone
-from talker_cli.speech_edges import PAUSE_S, REACH_S, snap_silence_edges
+from talker_cli.aligners.speech_edges import PAUSE_S, REACH_S, snap_silence_edges
 
 from .test_recording_alignment import TIMIT, aligner, needs_speech, timit  # noqa: F401
 
@@ -75,7 +75,7 @@ def test_speech_starts_and_stops_where_the_labels_say(aligner):  # noqa: F811
 
 def test_loudness_of_some_frames_is_that_of_the_whole_read_there_only():
     """An edge reads only the frames around it (an hour's whole loudness in float64 cost 1.4 GB)."""
-    from talker_cli.speech_edges import loudness_db
+    from talker_cli.aligners.speech_edges import loudness_db
 
     x = np.random.default_rng(0).normal(size=16000 * 5).astype(np.float32)
     whole = loudness_db(x, 16000)

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from talker_cli.alignment import PocketsphinxAligner, make_aligner
+from talker_cli.aligners.alignment import PocketsphinxAligner, make_aligner
 from talker_cli.artifacts import Speech
 from talker_cli.asr import ASR_RATE, make_asr
 from talker_cli.audio_io import decode_audio, resample
 from talker_cli.config import AlignmentConfig, AsrConfig, LlmConfig, TtsConfig
 from talker_cli.llm import make_llm, spoken_reply
-from talker_cli.tts import make_tts
+from talker_cli.voices.tts import make_tts
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +175,7 @@ def test_the_speech_cache_key_follows_every_tts_setting():
 def test_the_speech_cache_key_follows_the_voice_that_speaks_not_only_the_settings(monkeypatch):
     """The same settings may mean another voice (Mandarin's default went from espeak-ng to Kokoro):
     speech made by the old one is not reused."""
-    from talker_cli import tts
+    from talker_cli.voices import tts
     from talker_cli.artifacts import Script
     from talker_cli.config import TalkerConfig
     from talker_cli.stages import Job, TtsStage
@@ -192,7 +192,7 @@ def test_the_speech_cache_key_follows_the_voice_that_speaks_not_only_the_setting
 
 def test_a_new_copy_of_the_voice_removes_its_copies_made_over_a_day_ago_only(tmp_path, monkeypatch):
     """Copies were named by the voice file's mtime: every reinstall left another 63 MB (30 here)."""
-    from talker_cli.tts import aligned_voice, bundled_piper_voice
+    from talker_cli.voices.tts import aligned_voice, bundled_piper_voice
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     voice = bundled_piper_voice()
@@ -215,7 +215,7 @@ def test_the_piper_voice_is_patched_for_alignments_once_and_kept(tmp_path, monke
     import onnxruntime
 
     from talker_cli.config import TtsConfig
-    from talker_cli.tts import aligned_voice, bundled_piper_voice, make_tts
+    from talker_cli.voices.tts import aligned_voice, bundled_piper_voice, make_tts
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     voice = bundled_piper_voice()

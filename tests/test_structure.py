@@ -59,9 +59,16 @@ def test_only_the_entry_point_imports_the_cli():
     assert {m for m, deps in imports().items() if "cli" in deps} == {"__main__"}
 
 
-def test_pixels_are_made_in_the_face_package_only():
-    """The renderer's family lives in talker_cli/face/, as the formats live in exports/."""
-    face = {"rig", "painter", "frames", "blendshapes", "visemes", "emotions", "video"}
+FAMILIES = {
+    "face": {"rig", "painter", "frames", "blendshapes", "visemes", "emotions", "video"},
+    "voices": {"tts", "coqui_tts", "espeak_tts", "kokoro_tts", "speech_join", "mandarin"},
+    "aligners": {"alignment", "recording_alignment", "synthesis_alignment", "mfa", "speech_edges", "phonemes"},
+}
+
+
+def test_each_family_of_modules_lives_in_its_own_package():
+    """The renderer (face/), the voices and the aligners each in a package, as the formats live in exports/."""
     top = {p.stem for p in PACKAGE.glob("*.py")}
-    assert not face & top, f"renderer modules outside talker_cli/face/: {sorted(face & top)}"
-    assert face <= {p.stem for p in (PACKAGE / "face").glob("*.py")}
+    for package, modules in FAMILIES.items():
+        assert not modules & top, f"{package} modules outside talker_cli/{package}/: {sorted(modules & top)}"
+        assert modules <= {p.stem for p in (PACKAGE / package).glob("*.py")}, package

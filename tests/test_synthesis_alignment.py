@@ -8,12 +8,12 @@ import sys
 import numpy as np
 import pytest
 
-from talker_cli.alignment import EspeakWarpAligner
+from talker_cli.aligners.alignment import EspeakWarpAligner
 from talker_cli.artifacts import Speech, Word
 from talker_cli.audio_io import resample
 from talker_cli.config import TtsConfig
-from talker_cli.espeak_tts import EspeakTts
-from talker_cli.synthesis_alignment import HOP_S, WINDOW_S, carry_times, warp
+from talker_cli.voices.espeak_tts import EspeakTts
+from talker_cli.aligners.synthesis_alignment import HOP_S, WINDOW_S, carry_times, warp
 
 from .conftest import ROOT
 from .test_recording_alignment import needs_speech, timit
@@ -79,8 +79,8 @@ def test_real_speech_of_another_voice_is_timed_far_closer_than_spread_over_its_w
 
 
 def test_a_span_too_long_to_warp_is_left_to_the_chain_not_warped():
-    from talker_cli.recording_alignment import AlignmentFailed
-    from talker_cli.synthesis_alignment import MAX_WARP_S
+    from talker_cli.aligners.recording_alignment import AlignmentFailed
+    from talker_cli.aligners.synthesis_alignment import MAX_WARP_S
 
     aligner = EspeakWarpAligner("es")
     aligner.load()
@@ -89,7 +89,7 @@ def test_a_span_too_long_to_warp_is_left_to_the_chain_not_warped():
 
 
 def test_a_language_espeak_has_no_voice_for_is_not_warped_and_not_an_error_at_load():
-    from talker_cli.recording_alignment import AlignmentFailed
+    from talker_cli.aligners.recording_alignment import AlignmentFailed
 
     aligner = EspeakWarpAligner("nn")  # Whisper's answer for noise, once: Norwegian Nynorsk
     aligner.load()

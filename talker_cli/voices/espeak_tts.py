@@ -16,9 +16,9 @@ import re
 
 import numpy as np
 
-from .artifacts import Speech
-from .config import TtsConfig
-from .errors import InputError, ModelMissingError, UsageError
+from ..artifacts import Speech
+from ..config import TtsConfig
+from ..errors import InputError, ModelMissingError, UsageError
 from .speech_join import join_speech
 
 _SYNCHRONOUS = 2  # AUDIO_OUTPUT_SYNCHRONOUS: samples come to the callback
@@ -69,7 +69,7 @@ def _espeak():
 
 def pronounce(text: str, language: str) -> list[str]:
     """A word's phones (ARPAbet) in the language, from espeak-ng's rules (espeak_TextToPhonemes, IPA)."""
-    from .phonemes import ipa_labels
+    from ..aligners.phonemes import ipa_labels
 
     return ipa_labels(list(ipa_of(text, voice_for(language))))
 
@@ -138,7 +138,7 @@ class EspeakTts:
                              "language code it knows (espeak-ng --voices lists them)")
 
     def check_language(self, text: str, language: str = "") -> None:
-        from .language import check_voice_speaks, without_latin_words
+        from ..language import check_voice_speaks, without_latin_words
 
         # Latin words are spoken by the English voice
         check_voice_speaks(without_latin_words(text, self.speaks), self.speaks, f"espeak-ng {self.voice}", language)
@@ -157,7 +157,7 @@ class EspeakTts:
     def runs(self, text: str) -> list[tuple[str, str]]:
         """(voice, text) in the text's order: Latin runs go to English where the language is not
         written in Latin letters; the rest to the language's own voice."""
-        from .language import LATIN_RUN, written_in_latin
+        from ..language import LATIN_RUN, written_in_latin
 
         if written_in_latin(self.speaks):
             return [(self.voice, text)]

@@ -12,14 +12,14 @@ from typing import Protocol
 
 import numpy as np
 
-from .artifacts import Speech
-from .config import TtsConfig
+from ..artifacts import Speech
+from ..config import TtsConfig
 from .coqui_tts import CoquiTts
 from .espeak_tts import EspeakTts
 from .kokoro_tts import LANGUAGES as KOKORO_LANGUAGES
 from .kokoro_tts import KokoroTts
 from .kokoro_tts import installed as kokoro_installed
-from .errors import ModelMissingError, UsageError
+from ..errors import ModelMissingError, UsageError
 from .speech_join import join_speech
 
 
@@ -68,7 +68,7 @@ def aligned_voice(model: Path) -> Path | None:
     """The voice with Piper's phoneme-alignment output added, made once per voice and kept in
     talker's cache (patching it in memory on every load, 60 MB through onnx, cost 0.3 s of each TTS
     stage). None when the cache cannot take it: then Piper patches in memory as before."""
-    from .offline import cache_root, keep_in_cache
+    from ..offline import cache_root, keep_in_cache
 
     target = cache_root() / "piper" / f"{model.stem}-{voice_fingerprint(model)}.onnx"
     if target.is_file():
@@ -142,7 +142,7 @@ class PiperTts:
 
     def check_language(self, text: str, language: str = "") -> None:
         """The voice's language (from its .onnx.json) is the job's and is written in the text's script."""
-        from .language import check_voice_speaks
+        from ..language import check_voice_speaks
 
         config = self.voice_config()
         voice_language = (config.get("language") or {}).get("code") or (config.get("espeak") or {}).get("voice") or "en"

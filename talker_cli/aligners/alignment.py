@@ -17,9 +17,9 @@ from typing import Protocol
 
 import numpy as np
 
-from .artifacts import AlignedSpan, Phone, PhoneTrack, Speech, Word
-from .config import AlignmentConfig
-from .errors import InputError, ModelMissingError, UsageError
+from ..artifacts import AlignedSpan, Phone, PhoneTrack, Speech, Word
+from ..config import AlignmentConfig
+from ..errors import InputError, ModelMissingError, UsageError
 from .phonemes import arpabet_label, ipa_labels
 from .recording_alignment import AlignmentFailed, align_recording
 
@@ -258,9 +258,9 @@ class EspeakWarpAligner:
         self.said = None  # Whisper's encoder, for the warp to match what is said
 
     def load(self) -> None:
-        from .config import TtsConfig
-        from .espeak_tts import EspeakTts
-        from .whisper_frames import WhisperFrames
+        from ..config import TtsConfig
+        from ..voices.espeak_tts import EspeakTts
+        from ..whisper_frames import WhisperFrames
 
         # Silence around the words, for the silence at a span's edges to be matched to (none: the
         # first and last sounds were stretched over it, 4 points fewer boundaries on real speech).
@@ -279,15 +279,15 @@ class EspeakWarpAligner:
         return [text.strip()] if any(c.isalnum() for c in text) else []
 
     def pronounce(self, word: str) -> list[str]:
-        from .espeak_tts import pronounce
+        from ..voices.espeak_tts import pronounce
 
         return pronounce(word, self.language)
 
     def force(self, samples: np.ndarray, words: list[str], offset_s: float) -> tuple[list[Phone], list[Word]]:
         """The words spoken by espeak-ng, its phone timings carried onto the span by time warping
         (synthesis_alignment). The words keep the ASR's times unless the voice timed each of them."""
-        from .audio_io import resample
-        from .language import join_words
+        from ..audio_io import resample
+        from ..language import join_words
         from .synthesis_alignment import MAX_WARP_S, RATE, align_to_synthesis
 
         if self.voice is None:
@@ -315,7 +315,7 @@ class EspeakWarpAligner:
         except InputError as error:
             if self.voice is not None or not text.strip():
                 raise
-            from .language import LANGUAGE_NAMES  # words in a language no voice here says, not noise
+            from ..language import LANGUAGE_NAMES  # words in a language no voice here says, not noise
 
             heard = f"{LANGUAGE_NAMES[self.language]} ({self.language})" if self.language in LANGUAGE_NAMES else self.language
             raise InputError(f"no speech was found in the recording that talker can time: Whisper heard it as {heard}, "

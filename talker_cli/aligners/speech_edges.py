@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .artifacts import Phone
+from ..artifacts import Phone
 
 HOP_S = 0.0025  # loudness every 2.5 ms
 WINDOW_S = 0.010

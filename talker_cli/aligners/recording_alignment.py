@@ -21,8 +21,8 @@ from typing import Protocol
 
 import numpy as np
 
-from .artifacts import AlignedSpan, Phone, PhoneTrack, Speech, Word
-from .errors import InputError
+from ..artifacts import AlignedSpan, Phone, PhoneTrack, Speech, Word
+from ..errors import InputError
 from .phonemes import merge_adjacent
 from .speech_edges import snap_silence_edges
 

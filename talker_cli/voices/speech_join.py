@@ -10,10 +10,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .artifacts import Phone, Speech, Word
-from .config import TtsConfig
-from .errors import InputError
-from .phonemes import ipa_durations_to_phones
+from ..artifacts import Phone, Speech, Word
+from ..config import TtsConfig
+from ..errors import InputError
+from ..aligners.phonemes import ipa_durations_to_phones
 
 Piece = tuple[np.ndarray, "list[tuple[str, float]] | None"]
 

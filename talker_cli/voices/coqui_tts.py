@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .artifacts import Speech
-from .config import TtsConfig
-from .errors import ModelMissingError, UsageError
-from .model_specs import read_checkpoint_shapes
-from .offline import coqui_home
+from ..artifacts import Speech
+from ..config import TtsConfig
+from ..errors import ModelMissingError, UsageError
+from ..model_specs import read_checkpoint_shapes
+from ..offline import coqui_home
 from .speech_join import join_speech
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,7 @@ class CoquiTts:
 
     def check_language(self, text: str, language: str = "") -> None:
         """The job's language is one this voice speaks, and the text is written in its script."""
-        from .language import check_voice_speaks
+        from ..language import check_voice_speaks
 
         speaks = self.languages()
         check_voice_speaks(text, language if language in speaks else speaks[0], self.folder.name, language)

@@ -13,9 +13,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .artifacts import Phone, PhoneTrack, Speech, Word
-from .audio_io import write_wav
-from .errors import ModelMissingError, StageError
+from ..artifacts import Phone, PhoneTrack, Speech, Word
+from ..audio_io import write_wav
+from ..errors import ModelMissingError, StageError
 from .phonemes import merge_adjacent, mfa_label
 
 
