@@ -348,3 +348,17 @@ def test_a_bad_value_in_a_batch_line_names_the_file_the_line_and_the_column(tmp_
     with pytest.raises(UsageError) as refused:
         read_batch(jobs)
     assert str(refused.value).startswith(f"{jobs}:3: {says}"), str(refused.value)
+
+
+def test_a_complete_output_made_with_another_config_is_not_complete(tmp_path):
+    """The fast twin of the whole re-run: the completeness check itself compares the config's digest."""
+    from talker_cli.batch import is_complete
+    from talker_cli.config import load_config
+
+    config, other = load_config("cpu", {}), load_config("cpu", {"render": {"fps": 30}})
+    files = {"manifest": tmp_path / "a.json", "srt": tmp_path / "a.srt"}
+    files["srt"].write_text("1\n")
+    files["manifest"].write_text(json.dumps({"config_sha256": config.digest(), "inputs": {"text_sha256": "x"}}))
+    assert is_complete(files, config, {"text_sha256": "x"})
+    assert not is_complete(files, other, {"text_sha256": "x"})  # another config
+    assert not is_complete(files, config, {"text_sha256": "y"})  # another text

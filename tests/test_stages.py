@@ -237,3 +237,21 @@ def test_the_piper_voice_is_patched_for_alignments_once_and_kept(tmp_path, monke
     engine = make_tts(TtsConfig())
     engine.load()
     assert engine.synthesize("Hello there.").native_phones  # patched in memory instead
+
+
+def test_a_reply_to_a_recording_is_spoken_by_the_voice_and_the_face_follows_that_speech(tmp_path):
+    """The fast twin of the whole reply render: the TTS stage runs for a recording with --reply, and
+    the face moves to the synthesized speech, not to the recording."""
+    import numpy as np
+
+    from talker_cli.artifacts import Artifacts, Speech
+    from talker_cli.config import TalkerConfig
+    from talker_cli.stages import Job, TtsStage
+
+    recording = Speech(np.zeros(16000, np.float32), 16000, "recording")
+    job = Job(photo=None, output=tmp_path / "a", config=TalkerConfig(), audio=tmp_path / "r.wav", reply=True)
+    assert TtsStage().applies(job)
+    assert not TtsStage().applies(Job(photo=None, output=tmp_path / "b", config=TalkerConfig(), audio=tmp_path / "r.wav"))
+    speech = Speech(np.zeros(22050, np.float32), 22050, "piper")
+    artifacts = Artifacts(recording=recording, speech=speech)
+    assert artifacts.voice is speech
