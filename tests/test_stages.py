@@ -252,6 +252,6 @@ def test_a_reply_to_a_recording_is_spoken_by_the_voice_and_the_face_follows_that
     job = Job(photo=None, output=tmp_path / "a", config=TalkerConfig(), audio=tmp_path / "r.wav", reply=True)
     assert TtsStage().applies(job)
     assert not TtsStage().applies(Job(photo=None, output=tmp_path / "b", config=TalkerConfig(), audio=tmp_path / "r.wav"))
-    speech = Speech(np.zeros(22050, np.float32), 22050, "piper")
+    speech = Speech(np.zeros(22050, np.float32), 22050, "tts")
     artifacts = Artifacts(recording=recording, speech=speech)
     assert artifacts.voice is speech
