@@ -48,6 +48,10 @@ class PhotoMouth:
     teeth_rgb: np.ndarray  # the photo's teeth, or ivory in the photo's light
     lip_rgb: np.ndarray
     light_slope: float  # how much brighter the image's right side of the mouth is than its left
+    # How far the photo's dark mouth (its lip seam, an open mouth's inside) reaches beyond each inner
+    # lip landmark, in pixels: FaceMesh's inner lip lies a pixel or two inside the real lip's edge.
+    dark_above: np.ndarray = None
+    dark_below: np.ndarray = None
 
 
 def read_mouth(image: np.ndarray, marks: np.ndarray) -> PhotoMouth:
@@ -73,7 +77,19 @@ def read_mouth(image: np.ndarray, marks: np.ndarray) -> PhotoMouth:
                            for f in (0.35, 0.5, 0.65)])
     sides = [_sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
     left_light, right_light = (float(_luminance(x).mean()) if len(x) else skin_light for x in sides)
+    def dark_run(points: np.ndarray, direction: np.ndarray) -> np.ndarray:
+        """Pixels from each point along direction while the photo stays dark (at most 0.05 units)."""
+        steps = np.arange(1, max(int(0.05 * unit), 1) + 1)
+        runs = []
+        for point in points:
+            seen = _sample(image, point + steps[:, None] * direction)
+            dark = _luminance(seen) < 0.55 * skin_light if len(seen) == len(steps) else np.zeros(0, bool)
+            runs.append(float(np.argmin(dark)) if len(dark) and not dark.all() else float(len(dark)))
+        return np.array(runs, np.float32)
+
     return PhotoMouth(
+        dark_above=dark_run(marks[UPPER_INNER].astype(np.float64), -ey),
+        dark_below=dark_run(marks[LOWER_INNER].astype(np.float64), ey),
         shows_teeth=bool(shows_teeth),
         open_gap_px=centre_gap if centre_gap > 0.03 * unit else 0.0,
         teeth_rgb=np.median(bright, axis=0) if shows_teeth else painted.astype(np.float32),
@@ -108,10 +124,12 @@ class MouthPainter:
         gap = float(np.max((lower - upper) @ across))
         if gap <= 0.5:
             return  # closed: the photo's own mouth shows
-        # The photo's dark line between closed lips would frame the teeth in black: cover it, as far
-        # as the mouth is open (up to a hundredth of the face's unit).
-        reach = min(0.004 * unit, 0.1 * gap) * np.clip(1 - np.linspace(-1, 1, len(upper)) ** 8, 0, 1)[:, None]
-        upper, lower = upper - reach * across, lower + reach * across
+        # The photo's dark line between closed lips, or the dark inside of a mouth open at rest, would
+        # frame the teeth in black: the interior covers it, coming in as the mouth opens.
+        if not self.photo_teeth and self.look.dark_above is not None:
+            coming = min(gap / (0.03 * unit), 1.0)
+            upper = upper - (coming * self.look.dark_above)[:, None] * across
+            lower = lower + (coming * self.look.dark_below)[:, None] * across
         lo = np.floor(np.minimum(upper.min(0), lower.min(0))).astype(int) - 2
         hi = np.ceil(np.maximum(upper.max(0), lower.max(0))).astype(int) + 3
         lo = np.maximum(lo, 0)
