@@ -50,8 +50,8 @@ class PhotoMouth:
     light_slope: float  # how much brighter the image's right side of the mouth is than its left
     # How far the photo's dark mouth (its lip seam, an open mouth's inside) reaches beyond each inner
     # lip landmark, in pixels: FaceMesh's inner lip lies a pixel or two inside the real lip's edge.
-    dark_above: np.ndarray = None
-    dark_below: np.ndarray = None
+    dark_above: np.ndarray | None = None
+    dark_below: np.ndarray | None = None
 
 
 def read_mouth(image: np.ndarray, marks: np.ndarray) -> PhotoMouth:
