@@ -153,3 +153,17 @@ def test_finding_a_face_leaves_matplotlib_unloaded_until_something_uses_it(face_
             "import matplotlib.pyplot as plt; print(figure is plt.figure)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True"]
+
+
+def test_a_disk_that_fills_while_encoding_is_short_of_resources_not_a_failed_stage(tmp_path, monkeypatch):
+    """ffmpeg's "No space left on device" is exit 5, as every other full disk (it was exit 6)."""
+    from talker_cli.config import VideoConfig
+    from talker_cli.errors import ResourceError
+    from talker_cli.face import video
+
+    full = ["sh", "-c", "cat > /dev/null; echo 'av_interleaved_write_frame(): No space left on device' >&2; exit 1"]
+    monkeypatch.setattr(video, "encode_command", lambda *args: full)
+    frames = (np.zeros((4, 4, 3), np.uint8) for _ in range(3))
+    with pytest.raises(ResourceError) as raised:
+        video.write_mp4(frames, 4, 4, 25, 3, tmp_path / "a.wav", tmp_path / "a.mp4", VideoConfig())
+    assert raised.value.exit_code == 5 and "disk is full" in str(raised.value)

@@ -16,7 +16,7 @@ import numpy as np
 from ..artifacts import Video
 from ..audio_io import AUDIO_DEMUXERS, ffmpeg_exe
 from ..config import VideoConfig
-from ..errors import StageError
+from ..errors import ResourceError, StageError
 
 
 def encode_command(width: int, height: int, fps: int, frame_count: int, audio: Path, output: Path,
@@ -56,6 +56,8 @@ def write_mp4(frames: Iterable[np.ndarray], width: int, height: int, fps: int, f
     errors = process.stderr.read().decode(errors="replace").strip()
     if process.wait() != 0 or written != frame_count:
         last = errors.splitlines()[-1] if errors else f"{written} of {frame_count} frames written"
+        if "No space left on device" in errors or "Disk quota exceeded" in errors:
+            raise ResourceError(f"cannot write {output}: the disk is full ({last}); free some space and run again")
         raise StageError(f"ffmpeg failed to encode the video: {last}")
     return Video(path=output, width=width, height=height, fps=fps, frame_count=frame_count,
                  duration_s=frame_count / fps)
