@@ -70,14 +70,15 @@ def gpus_used(config: TalkerConfig, audio: bool, reply: bool) -> list[str]:
     return sorted({d for stage, d in stage_devices(config).items() if stage in ran and uses_gpu(d)})
 
 
-def locate_models(config: TalkerConfig, stages: set[str]) -> None:
+def locate_models(config: TalkerConfig, stages: set[str], language: str = "en") -> None:
     """Every model the job's stages load is where they look (and a chosen speaker is in its model):
-    a missing one is refused before any stage runs, whatever the device."""
+    a missing one is refused before any stage runs, whatever the device. The voice is the one of
+    the job's language (a Mandarin text's --speaker is a Mandarin voice's name, not Piper's)."""
     from .asr import make_asr
     from .llm import make_llm
     from .voices.tts import make_tts
 
-    makers = {"asr": lambda: make_asr(config.asr), "llm": lambda: make_llm(config.llm), "tts": lambda: make_tts(config.tts)}
+    makers = {"asr": lambda: make_asr(config.asr), "llm": lambda: make_llm(config.llm), "tts": lambda: make_tts(config.tts, language)}
     for stage in sorted(stages):
         makers[stage]().locate()
 

@@ -192,8 +192,10 @@ def check_job(job: Job):
     from .preflight import locate_models, stages_that_run
 
     size = job_size(job)
-    locate_models(job.config, stages_that_run(size))
-    check_text_language(job)
+    stages = stages_that_run(size)
+    locate_models(job.config, stages - {"tts"})
+    check_text_language(job)  # a text's language decides which voice is located (and its --speaker)
+    locate_models(job.config, stages & {"tts"}, job.language or "en")
     return size
 
 

@@ -928,3 +928,16 @@ def test_kanji_heavy_japanese_is_japanese_by_its_few_kana():
     text = "東京都庁舎展望室営業時間変更案内の件について"  # 22 kanji, 3 kana
     assert decide_language(text, "auto") == ("ja", "script: Japanese kana")
     assert decide_language("东京都厅舍展望室营业时间变更", "auto")[0] == "zh"  # no kana: Chinese
+
+
+@pytest.mark.slow
+def test_speaker_chooses_the_mandarin_voice_from_the_command_line(tmp_path):
+    """--speaker names a voice of the job's language: it had been checked against the English Piper
+    voice first and refused ("en_US-joe-medium has no speaker 'zm_yunxi'")."""
+    import json
+
+    result = runner.invoke(app, ["lipsync", "--text", "你好。", "--speaker", "zm_yunxi", "-o", str(tmp_path / "a"),
+                                 "--format", "srt", "--json", "-q"])
+    assert result.exit_code == 0, result.stderr
+    tts = next(s for s in json.loads(result.stdout)["stages"] if s["name"] == "tts")
+    assert tts["model"] == "Kokoro-82M int8, voice zm_yunxi"
