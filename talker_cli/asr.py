@@ -49,19 +49,29 @@ def quiet_cuts(samples: np.ndarray, rate: int, window_s: float = WINDOW_S) -> li
     return cuts + [len(samples)]
 
 
-def transcribe_in_windows(speech: Speech, transcribe_window) -> Transcript:
-    """One transcript of a recording transcribed window by window, word times on the whole recording."""
+def transcribe_in_windows(speech: Speech, transcribe_window, meter=None) -> Transcript:
+    """One transcript of a recording transcribed window by window, word times on the whole recording.
+    transcribe_window(samples, heard) calls heard(seconds) as it gets through its window; meter
+    (progress.Meter) hears the seconds of the whole recording transcribed so far."""
     if speech.sample_rate != ASR_RATE:
         raise ValueError(f"ASR needs {ASR_RATE} Hz audio, got {speech.sample_rate}")
     cuts = quiet_cuts(speech.samples, ASR_RATE)
+    total_s = len(speech.samples) / ASR_RATE
     texts, words, language, no_speech = [], [], "", 1.0
     for start, end in zip(cuts, cuts[1:]):
-        part = transcribe_window(speech.samples[start:end])
         offset = start / ASR_RATE
+
+        def heard(seconds: float, offset: float = offset) -> None:
+            if meter is not None:
+                meter("transcribe", min(offset + seconds, total_s), total_s, "s of audio")
+
+        part = transcribe_window(speech.samples[start:end], heard)
         texts.append(part.text)
         words += [Word(w.text, w.start_s + offset, w.end_s + offset) for w in part.words]
         language = language or part.language
         no_speech = min(no_speech, part.no_speech_prob)
+    if meter is not None:
+        meter("transcribe", total_s, total_s, "s of audio")
     return Transcript(" ".join(t for t in texts if t), tuple(words), language, no_speech)
 
 
@@ -160,6 +170,7 @@ class FasterWhisperAsr:
         self.model_path = str(Path(config.model) if config.model else bundled_whisper())
         self.multilingual = not config.model and self.language != "en"  # the bundled base may be needed
         self.models: dict[str, Any] = {}
+        self.meter = None  # progress.Meter: the seconds transcribed, for the user
         self.paths: dict[str, Path] = {"given": Path(self.model_path)}
 
     def locate(self) -> None:
@@ -223,9 +234,10 @@ class FasterWhisperAsr:
         self.model_path = str(self.paths[which])  # the manifest names the model that transcribed
         model = self.model(which)
         return transcribe_in_windows(
-            speech, lambda samples: self.transcribe_window(model, samples, language, kept))
+            speech, lambda samples, heard: self.transcribe_window(model, samples, language, kept, heard), self.meter)
 
-    def transcribe_window(self, model, samples: np.ndarray, language: str, kept: list | None = None) -> Transcript:
+    def transcribe_window(self, model, samples: np.ndarray, language: str, kept: list | None = None,
+                          heard=None) -> Transcript:
         """One window's transcript; its segments (with Whisper's signs of a failed decode) added to
         `kept` when given."""
         segments, info = model.transcribe(
@@ -240,6 +252,8 @@ class FasterWhisperAsr:
             no_speech = min(no_speech, segment.no_speech_prob)
             if kept is not None:
                 kept.append(segment)
+            if heard is not None:
+                heard(float(segment.end))
         text = " ".join(t for t in texts if t)
         return Transcript(text=text, words=tuple(words), language=info.language, no_speech_prob=no_speech)
 
@@ -288,6 +302,7 @@ class OpenAiWhisperAsr:
         self.config = config
         self.model_path = str(openai_whisper_checkpoint(config.model))
         self.model = None
+        self.meter = None  # progress.Meter: the seconds transcribed, for the user
 
     def locate(self) -> None:
         if not Path(self.model_path).is_file():
@@ -309,7 +324,7 @@ class OpenAiWhisperAsr:
         self.model = model.to(self.config.device)
 
     def transcribe(self, speech: Speech) -> Transcript:
-        return transcribe_in_windows(speech, self.transcribe_window)
+        return transcribe_in_windows(speech, lambda samples, heard: self.transcribe_window(samples), self.meter)
 
     def transcribe_window(self, samples: np.ndarray) -> Transcript:
         result = self.model.transcribe(

@@ -389,6 +389,7 @@ class AsrStage(ModelStage):
         from .voice_activity import check_speech_heard
 
         recording = job.artifacts.recording
+        self.engine.meter = job.run.meter  # how many seconds of the recording are transcribed
         try:
             transcript = in_the_jobs_characters(self.engine.transcribe(recording), job)
         except InputError:  # "the language could not be told": of music, say that no speech was found

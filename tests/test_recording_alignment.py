@@ -208,14 +208,19 @@ def test_a_long_recording_is_transcribed_in_windows_cut_where_it_is_quiet():
     loud = (0.3 * np.random.default_rng(0).standard_normal(int(700 * rate))).astype(np.float32)
     for quiet_s in (285.0, 560.0):  # pauses inside each window's last half minute
         loud[int(quiet_s * rate):int((quiet_s + 0.3) * rate)] = 0
-    windows = []
+    windows, reports = [], []
 
-    def window(samples):
+    def window(samples, heard):
         windows.append(len(samples) / rate)
+        heard(len(samples) / rate / 2)  # half way through the window, as a segment's end says
         return Transcript("word", (Word("word", 1.0, 1.5),), "en")
 
-    transcript = transcribe_in_windows(Speech(loud, rate, "recording"), window)
+    transcript = transcribe_in_windows(Speech(loud, rate, "recording"), window, meter=lambda *r: reports.append(r))
     assert len(windows) == 3 and max(windows) <= WINDOW_S
+    # the seconds transcribed so far, on the whole recording, growing to its length
+    assert [round(r[1]) for r in reports] == [round(windows[0] / 2), round(windows[0] + windows[1] / 2),
+                                              round(windows[0] + windows[1] + windows[2] / 2), 700]
+    assert all(r[0] == "transcribe" and r[2] == 700 for r in reports)
     starts = [w.start_s for w in transcript.words]
     assert starts[0] == 1.0 and 285 < starts[1] - 1.0 < 285.3 and 560 < starts[2] - 1.0 < 560.3
     assert transcript.text == "word word word"
