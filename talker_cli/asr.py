@@ -252,7 +252,7 @@ class FasterWhisperAsr:
             no_speech = min(no_speech, segment.no_speech_prob)
             if kept is not None:
                 kept.append(segment)
-            if heard is not None:
+            if heard is not None and getattr(segment, "end", None) is not None:
                 heard(float(segment.end))
         text = " ".join(t for t in texts if t)
         return Transcript(text=text, words=tuple(words), language=info.language, no_speech_prob=no_speech)
