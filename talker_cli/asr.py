@@ -16,6 +16,7 @@ from .artifacts import Speech, Transcript, Word
 from .offline import cache_root, whisper_cache
 from .config import AsrConfig
 from .errors import InputError, ModelMissingError, UsageError
+from .progress import Meter, no_meter
 
 ASR_RATE = 16000
 
@@ -49,7 +50,7 @@ def quiet_cuts(samples: np.ndarray, rate: int, window_s: float = WINDOW_S) -> li
     return cuts + [len(samples)]
 
 
-def transcribe_in_windows(speech: Speech, transcribe_window, meter=None) -> Transcript:
+def transcribe_in_windows(speech: Speech, transcribe_window, meter: Meter = no_meter) -> Transcript:
     """One transcript of a recording transcribed window by window, word times on the whole recording.
     transcribe_window(samples, heard) calls heard(seconds) as it gets through its window; meter
     (progress.Meter) hears the seconds of the whole recording transcribed so far."""
@@ -62,16 +63,14 @@ def transcribe_in_windows(speech: Speech, transcribe_window, meter=None) -> Tran
         offset = start / ASR_RATE
 
         def heard(seconds: float, offset: float = offset) -> None:
-            if meter is not None:
-                meter("transcribe", min(offset + seconds, total_s), total_s, "s of audio")
+            meter("transcribe", min(offset + seconds, total_s), total_s, "s of audio")
 
         part = transcribe_window(speech.samples[start:end], heard)
         texts.append(part.text)
         words += [Word(w.text, w.start_s + offset, w.end_s + offset) for w in part.words]
         language = language or part.language
         no_speech = min(no_speech, part.no_speech_prob)
-    if meter is not None:
-        meter("transcribe", total_s, total_s, "s of audio")
+    meter("transcribe", total_s, total_s, "s of audio")
     return Transcript(" ".join(t for t in texts if t), tuple(words), language, no_speech)
 
 
@@ -170,7 +169,7 @@ class FasterWhisperAsr:
         self.model_path = str(Path(config.model) if config.model else bundled_whisper())
         self.multilingual = not config.model and self.language != "en"  # the bundled base may be needed
         self.models: dict[str, Any] = {}
-        self.meter = None  # progress.Meter: the seconds transcribed, for the user
+        self.meter: Meter = no_meter  # the seconds transcribed, for the user
         self.paths: dict[str, Path] = {"given": Path(self.model_path)}
 
     def locate(self) -> None:
@@ -302,7 +301,7 @@ class OpenAiWhisperAsr:
         self.config = config
         self.model_path = str(openai_whisper_checkpoint(config.model))
         self.model = None
-        self.meter = None  # progress.Meter: the seconds transcribed, for the user
+        self.meter: Meter = no_meter  # the seconds transcribed, for the user
 
     def locate(self) -> None:
         if not Path(self.model_path).is_file():

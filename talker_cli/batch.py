@@ -18,6 +18,7 @@ from .batch_file import JobSpec
 from .config import TalkerConfig, load_config
 from .errors import ExitCode, TalkerError, UsageError
 from .photo import file_sha256
+from .progress import Meter, no_meter
 from .stages import read_text_file, text_sha256
 
 log = logging.getLogger("talker")
@@ -95,7 +96,7 @@ def check_batch_paths(specs: list[JobSpec], jobs_file: Path, out_dir: Path, defa
 
 
 def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: bool = False,
-              on_stage=None, stages_factory=None, summary_file: bool = True, meter=None) -> dict[str, Any]:
+              on_stage=None, stages_factory=None, summary_file: bool = True, meter: Meter = no_meter) -> dict[str, Any]:
     """Every job of the batch, grouped by config; meter (progress.Meter) hears how many are done."""
     from .pipeline import run_jobs
     from .stages import Job, render_stages
@@ -123,7 +124,6 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
             continue
         groups.setdefault(group, []).append((spec, job))
     by_line = {row["line"]: row for row in rows}
-    meter = meter or (lambda *report: None)
     done = sum(row["status"] != "pending" for row in rows)  # refused or skipped before any stage
     meter("jobs", done, len(rows), "jobs")
     for members in groups.values():

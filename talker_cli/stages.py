@@ -18,6 +18,7 @@ from .artifacts import Artifacts, Script, Speech
 from .config import TalkerConfig
 from .errors import InputError, NoGpuError, ResourceError
 from .outputs import OutputSet
+from .progress import Meter, no_meter
 
 log = logging.getLogger("talker")
 
@@ -31,7 +32,7 @@ class RunContext:
     outputs: OutputSet | None = None
     reservations: dict[str, Any] = field(default_factory=dict)  # device -> Reservation, shared in a batch
     cache: Any = None  # a WorkCache: finished stage results are reused from it and recorded in it
-    meter: Any = None  # progress.Meter: how far a long stage has come, for the user (None: no one watches)
+    meter: Meter = no_meter  # how far a long stage has come, for the user (progress.py)
 
 
 @dataclass
@@ -653,15 +654,13 @@ class RenderStage(Stage):
         height, width = job.artifacts.photo.image_rgb.shape[:2]
         draw_seconds = 0.0
 
-        meter = job.run.meter or (lambda *report: None)
-
         def timed_frames():
             nonlocal draw_seconds
             for index in range(track.frame_count):
                 t = time.perf_counter()
                 frame = renderer.render(track, index)
                 draw_seconds += time.perf_counter() - t
-                meter("render", index + 1, track.frame_count, "frames")
+                job.run.meter("render", index + 1, track.frame_count, "frames")
                 yield frame
 
         video = write_mp4(timed_frames(), width, height, track.fps, track.frame_count, soundtrack,
