@@ -19,25 +19,21 @@ def kind_of(mode: int) -> str:
     return next((name for test, name in KINDS if test(mode)), "not a regular file")
 
 
-def not_a_file(path: Path) -> str | None:
-    """None when path is a regular file (links followed), else what it is instead, in words:
-    "not found", "a folder", "a FIFO", "a device", "a socket"."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return "not found"
-    except OSError as error:
-        return f"unreadable ({error.strerror})"
-    return None if stat.S_ISREG(mode) else kind_of(mode)
+def _require_regular(mode: int, path: Path, what: str, error) -> None:
+    if not stat.S_ISREG(mode):
+        raise error(f"{what} {path} is {kind_of(mode)}, not a file; pass a file")
 
 
 def check_file(path: Path, what: str, error=InputError) -> None:
-    """Refuse a path that is not a regular file, saying what it is (error: the class to raise)."""
-    found = not_a_file(path)
-    if found == "not found":
-        raise error(f"{what} not found: {path}")
-    if found is not None:
-        raise error(f"{what} {path} is {found}, not a file; pass a file")
+    """Refuse a path that is not a regular file (links followed), saying what it is (error: the
+    class to raise)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise error(f"{what} not found: {path}") from None
+    except OSError as reason:
+        raise error(f"cannot read {what} {path}: {reason.strerror}") from None
+    _require_regular(mode, path, what, error)
 
 
 def open_regular(path: Path, what: str) -> int:
@@ -49,10 +45,11 @@ def open_regular(path: Path, what: str) -> int:
         raise InputError(f"{what} not found: {path}") from None
     except OSError as error:
         raise InputError(f"cannot read {what} {path}: {error.strerror}") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    try:
+        _require_regular(os.fstat(fd).st_mode, path, what, InputError)
+    except InputError:
         os.close(fd)
-        raise InputError(f"{what} {path} is {kind_of(mode)}, not a file; pass a file")
+        raise
     return fd
 
 
