@@ -195,8 +195,9 @@ def check_job(job: Job):
     size = job_size(job)
     stages = stages_that_run(size)
     locate_models(job.config, stages - {"tts"})
-    check_text_language(job)  # a text's language decides which voice is located (and its --speaker)
-    locate_models(job.config, stages & {"tts"}, job.language or "en")
+    check_text_language(job)  # a text's voice, of its language (and its --speaker), located there
+    if job.text is None:  # a reply to a recording: its language is heard later
+        locate_models(job.config, stages & {"tts"}, job.language or "en")
     return size
 
 
