@@ -53,26 +53,29 @@ UPPER_LIP_RAISE = 0.03
 FUNNEL_OPENING = 0.04  # the lips flaring apart
 
 
-def lip_opening(jaw: float, close: float, lower: float = 0.0, upper: float = 0.0, funnel: float = 0.0) -> float:
-    """The inner lips' opening at the mouth's centre, in eye-corner distances, that these weights ask for."""
-    lips = LOWER_LIP_DROP * lower + UPPER_LIP_RAISE * upper + FUNNEL_OPENING * funnel
-    return max(JAW_OPENING * jaw * (1.0 - close) + lips, 0.0)
+def _lips_part(lower, upper, funnel):
+    """What the lips themselves add to the opening (eye-corner distances), the jaw aside."""
+    return LOWER_LIP_DROP * lower + UPPER_LIP_RAISE * upper + FUNNEL_OPENING * funnel
+
+
+def lip_opening(jaw, close, lower=0.0, upper=0.0, funnel=0.0):
+    """The inner lips' opening at the mouth's centre, in eye-corner distances, that these weights ask
+    for (numbers, or arrays of them frame by frame)."""
+    return np.maximum(JAW_OPENING * jaw * (1.0 - close) + _lips_part(lower, upper, funnel), 0.0)
 
 
 def track_opening(track: BlendshapeTrack) -> np.ndarray:
     """lip_opening of every frame of a track."""
-    w = {name: track.weights[:, INDEX[name]] for name in ("jawOpen", "mouthClose", "mouthFunnel")}
-    lower = 0.5 * (track.weights[:, INDEX["mouthLowerDownLeft"]] + track.weights[:, INDEX["mouthLowerDownRight"]])
-    upper = 0.5 * (track.weights[:, INDEX["mouthUpperUpLeft"]] + track.weights[:, INDEX["mouthUpperUpRight"]])
-    lips = LOWER_LIP_DROP * lower + UPPER_LIP_RAISE * upper + FUNNEL_OPENING * w["mouthFunnel"]
-    return np.maximum(JAW_OPENING * w["jawOpen"] * (1 - w["mouthClose"]) + lips, 0.0)
+    w = track.weights
+    both = lambda name: 0.5 * (w[:, INDEX[f"{name}Left"]] + w[:, INDEX[f"{name}Right"]])  # noqa: E731
+    return lip_opening(w[:, INDEX["jawOpen"]], w[:, INDEX["mouthClose"]], both("mouthLowerDown"),
+                       both("mouthUpperUp"), w[:, INDEX["mouthFunnel"]])
 
 
 def _pose(opening=0.0, close=0.0, funnel=0.0, pucker=0.0, smile=0.0, stretch=0.0, lower=0.0, upper=0.0, tongue=0.0):
     """A mouth pose from the lip opening it shows (eye-corner distances): the jaw supplies what the lips
     do not."""
-    lips = LOWER_LIP_DROP * lower + UPPER_LIP_RAISE * upper + FUNNEL_OPENING * funnel
-    jaw = max(opening - lips, 0.0) / JAW_OPENING
+    jaw = max(opening - _lips_part(lower, upper, funnel), 0.0) / JAW_OPENING
     v = np.zeros(len(NAMES), dtype=np.float32)
     for names, value in (
         (("jawOpen",), jaw), (("mouthClose",), close), (("mouthFunnel",), funnel),
