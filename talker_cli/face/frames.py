@@ -13,7 +13,8 @@ import numpy as np
 from ..artifacts import BlendshapeTrack, FacePhoto
 from .blendshapes import FUNNEL_OPENING, JAW_OPENING, LOWER_LIP_DROP, UPPER_LIP_RAISE
 from .painter import TEETH_SPLIT, MouthPainter, read_mouth
-from .rig import BASIS, build_rig
+from .rig import BASIS, build_rig, mouth_frame
+
 
 @dataclass(frozen=True)
 class MouthScale:
@@ -100,7 +101,7 @@ class FrameRenderer:
         cv2.setNumThreads(1)
         self.photo = photo
         height, width = photo.image_rgb.shape[:2]
-        look = read_mouth(photo.image_rgb, photo.landmarks_px)
+        look = read_mouth(photo.image_rgb, photo.landmarks_px, mouth_frame(photo.landmarks_px))
         self.rig = build_rig(photo.landmarks_px, (width, height), split=TEETH_SPLIT if look.shows_teeth else 0.5)
         self.painter = MouthPainter(look, self.rig)
         self.scale = MouthScale(eye_px=self.rig.frame.eye_px, rest_gap_px=look.open_gap_px)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .rig import LOWER_INNER, UPPER_INNER, FaceRig
+from .rig import LOWER_INNER, UPPER_INNER, FaceRig, MouthFrame
 
 # Sizes in eye-corner distances (the face's unit): an upper incisor shows about 10 mm below the
 # lip, a lower one about 5 mm, on a face whose outer eye corners are 90-100 mm apart.
@@ -50,15 +50,13 @@ class PhotoMouth:
     light_slope: float  # how much brighter the image's right side of the mouth is than its left
     # How far the photo's dark mouth (its lip seam, an open mouth's inside) reaches beyond each inner
     # lip landmark, in pixels: FaceMesh's inner lip lies a pixel or two inside the real lip's edge.
-    dark_above: np.ndarray | None = None
-    dark_below: np.ndarray | None = None
+    dark_above: np.ndarray
+    dark_below: np.ndarray
 
 
-def read_mouth(image: np.ndarray, marks: np.ndarray) -> PhotoMouth:
-    left, right = marks[61].astype(np.float64), marks[291].astype(np.float64)
-    ex = (right - left) / max(np.linalg.norm(right - left), 1e-6)
-    ey = np.array([-ex[1], ex[0]])
-    unit = float(np.linalg.norm(marks[263] - marks[33]))
+def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> PhotoMouth:
+    """The photo's mouth read at its landmarks, in the mouth's frame (rig.mouth_frame)."""
+    ex, ey, unit = frame.ex, frame.ey, frame.eye_px
     # Between the inner lips, what is bright is teeth.
     upper, lower = marks[UPPER_INNER[2:-2]], marks[LOWER_INNER[2:-2]]
     inside = np.concatenate([_sample(image, upper + f * (lower - upper)) for f in np.linspace(0.2, 0.8, 7)])
@@ -68,7 +66,6 @@ def read_mouth(image: np.ndarray, marks: np.ndarray) -> PhotoMouth:
     skin_light = float(_luminance(skin_rgb))
     bright = inside[_luminance(inside) > max(0.75 * skin_light, 110.0)] if len(inside) else inside
     widest = float(np.max(np.linalg.norm(lower - upper, axis=1)))
-    centre_gap = float(max((marks[14] - marks[13]) @ ey, 0.0))
     shows_teeth = widest > 0.02 * unit and len(bright) >= max(3, len(inside) // 5)
     # Painted teeth take the photo's light and colour cast (a warm painting, a cold office).
     cast = np.clip((skin_rgb / max(float(skin_rgb.mean()), 1.0)) ** 0.35, 0.85, 1.15)
@@ -77,6 +74,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray) -> PhotoMouth:
                            for f in (0.35, 0.5, 0.65)])
     sides = [_sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
     left_light, right_light = (float(_luminance(x).mean()) if len(x) else skin_light for x in sides)
+
     def dark_run(points: np.ndarray, direction: np.ndarray) -> np.ndarray:
         """Pixels from each point along direction while the photo stays dark (at most 0.05 units)."""
         steps = np.arange(1, max(int(0.05 * unit), 1) + 1)
@@ -91,7 +89,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray) -> PhotoMouth:
         dark_above=dark_run(marks[UPPER_INNER].astype(np.float64), -ey),
         dark_below=dark_run(marks[LOWER_INNER].astype(np.float64), ey),
         shows_teeth=bool(shows_teeth),
-        open_gap_px=centre_gap if centre_gap > 0.03 * unit else 0.0,
+        open_gap_px=frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0,
         teeth_rgb=np.median(bright, axis=0) if shows_teeth else painted.astype(np.float32),
         lip_rgb=np.median(lips, axis=0) if len(lips) else np.array([170, 90, 90], np.float32),
         light_slope=float(np.clip((right_light - left_light) / max(left_light + right_light, 1.0), -0.4, 0.4)),
@@ -107,11 +105,12 @@ class MouthPainter:
         self.cv2 = cv2
         self.rig = rig
         self.look = look
-        self.photo_teeth = look.shows_teeth
-        self.teeth_rgb = look.teeth_rgb
         self.cavity_rgb = look.lip_rgb * np.array([0.34, 0.17, 0.18], np.float32)
         self.tongue_rgb = np.clip(look.lip_rgb * np.array([1.05, 0.78, 0.8], np.float32), 0, 255)
-        self.light_slope = look.light_slope
+
+    @property
+    def photo_teeth(self) -> bool:
+        return self.look.shows_teeth
 
     def paint(self, frame: np.ndarray, upper: np.ndarray, lower: np.ndarray, tongue: float = 0.0) -> None:
         """Paint the interior between the two edges (left to right, image pixels) into `frame`.
@@ -126,7 +125,7 @@ class MouthPainter:
             return  # closed: the photo's own mouth shows
         # The photo's dark line between closed lips, or the dark inside of a mouth open at rest, would
         # frame the teeth in black: the interior covers it, coming in as the mouth opens.
-        if not self.photo_teeth and self.look.dark_above is not None:
+        if not self.photo_teeth:
             coming = min(gap / (0.03 * unit), 1.0)
             upper = upper - (coming * self.look.dark_above)[:, None] * across
             lower = lower + (coming * self.look.dark_below)[:, None] * across
@@ -180,11 +179,11 @@ class MouthPainter:
         gaps = sum(np.exp(-((np.abs(u) - e) * half / 0.45) ** 2) for e in TOOTH_EDGES)
         tooth_shade = (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 1.5) * (1 - 0.07 * np.clip(gaps, 0, 1))
         lip_shadow = 0.7 + 0.3 * np.clip(below_top / (0.35 * np.maximum(upper_height, 1)), 0, 1)
-        upper_rgb = self.teeth_rgb * (tooth_shade * lip_shadow)[..., None]
-        lower_rgb = self.teeth_rgb * (0.88 * tooth_shade)[..., None]
+        upper_rgb = self.look.teeth_rgb * (tooth_shade * lip_shadow)[..., None]
+        lower_rgb = self.look.teeth_rgb * (0.88 * tooth_shade)[..., None]
         interior = interior + lower_teeth[..., None] * (lower_rgb - interior)
         interior = interior + upper_teeth[..., None] * (upper_rgb - interior)
-        interior = interior * (1 + self.light_slope * np.clip(u, -1, 1))[..., None]
+        interior = interior * (1 + self.look.light_slope * np.clip(u, -1, 1))[..., None]
         # A mouth barely open shows its interior faintly: lips a pixel apart are not a dark slot.
         alpha = (mouth * float(np.clip((gap - 0.01 * unit) / (0.04 * unit), 0.0, 1.0)))[..., None]
         region = frame[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
