@@ -132,6 +132,26 @@ def _mesh(image_rgb: np.ndarray) -> np.ndarray | None:
     return np.array([[p.x * width, p.y * height] for p in result.multi_face_landmarks[0].landmark], dtype=np.float32)
 
 
+def read_mouth_openings(images: list[np.ndarray]) -> np.ndarray:
+    """The inner lips' opening at the mouth's centre (FaceMesh 13-14) over the eye-corner distance
+    (33-263) in each image, as a face tracker sees it; NaN where no face is found. One FaceMesh reads
+    them all, each image on its own (no tracking from one to the next)."""
+    mp = _mediapipe()
+
+    out = np.full(len(images), np.nan)
+    with quiet_native_logs(), mp.solutions.face_mesh.FaceMesh(
+        static_image_mode=True, max_num_faces=1, refine_landmarks=True, min_detection_confidence=0.3
+    ) as mesh:
+        for i, image in enumerate(images):
+            found = mesh.process(np.ascontiguousarray(image)).multi_face_landmarks
+            if found:
+                points = found[0].landmark
+                height, width = image.shape[:2]
+                xy = lambda k: np.array([points[k].x * width, points[k].y * height])  # noqa: E731
+                out[i] = np.linalg.norm(xy(13) - xy(14)) / np.linalg.norm(xy(33) - xy(263))
+    return out
+
+
 def _face_boxes(image_rgb: np.ndarray) -> list[tuple[int, int, int, int]]:
     """Every face's box (x0, y0, x1, y1) in pixels, largest first: MediaPipe's full-range detector,
     which also finds the small or several faces FaceMesh's own short-range detector misses."""

@@ -106,9 +106,9 @@ def _both(**values: float) -> np.ndarray:
 # GRID clips of one speaker and 3 clips of natural speech, the fit drawn towards a phonetic table and
 # checked on clips it was not fitted on); the rounded shapes (U, O, R) are set lower than the fit, as a
 # puckered mouth reads wider open than it is asked to (FaceMesh on the frame, as on the filmed
-# speaker); MOUTH_GAIN undoes the fit's shrinkage towards the mean, so the
-# mouth opens as far as the filmed one.
-MOUTH_GAIN = 1.2
+# speaker); MOUTH_GAIN undoes the fit's shrinkage towards the mean, so the mouth opens as far as the
+# filmed one (with each photo's renderer calibrated to be seen opening as far as asked, face/calibration.py).
+MOUTH_GAIN = 1.35
 VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
     "sil": (0.007, 0.02, {}),
     "PP": (0.0, 13.0, dict(close=1.0, pucker=0.1)),

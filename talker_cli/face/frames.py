@@ -6,12 +6,14 @@ Frames are made one at a time (render(i)), so memory does not grow with the leng
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..artifacts import BlendshapeTrack, FacePhoto
-from .blendshapes import FUNNEL_OPENING, JAW_OPENING, LOWER_LIP_DROP, UPPER_LIP_RAISE
+from ..photo import read_mouth_openings
+from .blendshapes import FUNNEL_OPENING, INDEX, JAW_OPENING, LOWER_LIP_DROP, NAMES, UPPER_LIP_RAISE, lip_opening
+from .calibration import AS_DRAWN, OpeningCurve, calibrate
 from .painter import TEETH_SPLIT, MouthPainter, read_mouth
 from .rig import BASIS, build_rig, mouth_frame
 
@@ -19,10 +21,12 @@ from .rig import BASIS, build_rig, mouth_frame
 @dataclass(frozen=True)
 class MouthScale:
     """What the track's mouth weights become in this photo: the face's unit (the eye-corner distance)
-    in pixels, and how far the photo's lips are apart at the mouth's centre (0 when closed): the
-    opening the track's weights start from."""
+    in pixels, how far the photo's lips are apart at the mouth's centre (0 when closed): the
+    opening the track's weights start from, and how far to draw the lips apart for an opening to be
+    seen as asked (calibration.py)."""
     eye_px: float
     rest_gap_px: float = 0.0
+    curve: OpeningCurve = AS_DRAWN
 
 
 def basis_weights(track: BlendshapeTrack, frame: int, scale: MouthScale) -> np.ndarray:
@@ -33,14 +37,16 @@ def basis_weights(track: BlendshapeTrack, frame: int, scale: MouthScale) -> np.n
     w = dict(zip(track.names, track.weights[frame]))
     both = lambda name: 0.5 * (w[f"{name}Left"] + w[f"{name}Right"])  # noqa: E731
     close = w["mouthClose"]
-    jaw_px = JAW_OPENING * w["jawOpen"] * scale.eye_px
+    lower, upper = both("mouthLowerDown"), both("mouthUpperUp")
+    asked = float(lip_opening(w["jawOpen"], close, lower, upper, w["mouthFunnel"]))
+    unit = scale.eye_px * (scale.curve(asked) / asked if asked > 1e-6 else 1.0)  # the drawn eye distance
+    jaw_px = JAW_OPENING * w["jawOpen"] * unit
     gap_px, rest = jaw_px * (1 - close), scale.rest_gap_px
     closing = (rest - gap_px) / rest if gap_px < rest else 0.0  # the share of the photo's opening to close
     values = {
         "lipgap": max(gap_px - rest, 0.0), "chin": max(jaw_px - rest, 0.0), "close": max(close, closing),
-        "lowerDown": LOWER_LIP_DROP * both("mouthLowerDown") * scale.eye_px,
-        "upperUp": UPPER_LIP_RAISE * both("mouthUpperUp") * scale.eye_px,
-        "funnel": w["mouthFunnel"], "funnelOpen": FUNNEL_OPENING * w["mouthFunnel"] * scale.eye_px,
+        "lowerDown": LOWER_LIP_DROP * lower * unit, "upperUp": UPPER_LIP_RAISE * upper * unit,
+        "funnel": w["mouthFunnel"], "funnelOpen": FUNNEL_OPENING * w["mouthFunnel"] * unit,
         "pucker": w["mouthPucker"],
         "smileLeft": w["mouthSmileLeft"], "smileRight": w["mouthSmileRight"],
         "stretchLeft": w["mouthStretchLeft"], "stretchRight": w["mouthStretchRight"],
@@ -117,6 +123,14 @@ class FrameRenderer:
         self.grid_x, self.grid_y = xs, ys
         self.matte_x, self.matte_y = self.matte * xs, self.matte * ys
         self.roi_in_box = (slice(ry0 - by0, ry1 - by0), slice(rx0 - bx0, rx1 - bx0))
+        # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
+        self.scale = replace(self.scale, curve=calibrate(self._drawn_open, read_mouth_openings))
+
+    def _drawn_open(self, opening: float) -> np.ndarray:
+        """The still face with its lips drawn `opening` eye distances apart by the jaw."""
+        weights = np.zeros((1, len(NAMES)), dtype=np.float32)
+        weights[0, INDEX["jawOpen"]] = opening / JAW_OPENING
+        return self.render(BlendshapeTrack(25, NAMES, weights), 0)
 
     def head_transform(self, track: BlendshapeTrack, index: int) -> np.ndarray:
         """The head's motion in this frame as a 2 x 3 affine map of photo pixels."""

@@ -1,0 +1,55 @@
+"""The opening curve: asked -> drawn, from what a face tracker read at each drawn probe."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from talker_cli.face.calibration import AS_DRAWN, OPEN_READ, PROBES, calibrate, fit_curve
+
+DRAWN = np.array(PROBES)
+
+
+def test_a_face_that_reads_wider_is_drawn_narrower():
+    curve = fit_curve(DRAWN, 1.3 * DRAWN)
+    assert np.isclose(curve(0.13), 0.1, atol=1e-4)
+    assert np.isclose(curve(0.8), 0.8 / 1.3, atol=1e-4)  # beyond the probes: the last ratio
+
+
+def test_thin_gaps_read_closed_or_open_at_random_run_straight_from_closed():
+    # a tracker reading nothing under 0.05 drawn, then a jump (lips over a photo's teeth)
+    seen = np.where(DRAWN < 0.05, 0.002, DRAWN)
+    curve = fit_curve(DRAWN, seen)
+    assert curve(0.0) == 0.0
+    assert np.isclose(curve(0.01), 0.01, atol=1e-4)  # not the plateau's far end (0.05)
+    seen = np.where(DRAWN < 0.04, DRAWN * 0.2, np.maximum(DRAWN * 2, OPEN_READ))
+    curve = fit_curve(DRAWN, seen)
+    assert curve(0.04) < 0.025  # a thin gap read wide is drawn thinner
+
+
+def test_a_tracker_s_noise_does_not_fold_the_curve():
+    seen = DRAWN.copy()
+    seen[9] = seen[7] - 0.01  # 0.13 read narrower than 0.08
+    curve = fit_curve(DRAWN, seen)
+    assert np.all(np.diff(curve.asked) > 0)  # np.interp's contract
+    asked = np.linspace(0, 0.5, 200)
+    drawn = [curve(a) for a in asked]
+    assert np.all(np.diff(drawn) >= 0)
+
+
+def test_a_face_the_tracker_loses_is_drawn_as_asked():
+    seen = np.full(len(DRAWN), np.nan)
+    seen[:3] = DRAWN[:3]
+    assert fit_curve(DRAWN, seen) is AS_DRAWN
+    assert fit_curve(DRAWN, np.zeros(len(DRAWN))) is AS_DRAWN
+
+
+def test_calibrate_draws_every_probe_and_inverts_what_was_read():
+    drawn_at = []
+
+    def draw(opening):
+        drawn_at.append(opening)
+        return np.full((2, 2, 3), opening)
+
+    curve = calibrate(draw, lambda frames: np.array([0.8 * frame[0, 0, 0] for frame in frames]))
+    assert drawn_at == list(PROBES)
+    assert np.isclose(curve(0.16), 0.2, atol=1e-4)
