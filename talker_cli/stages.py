@@ -214,7 +214,7 @@ def check_text_language(job: Job) -> None:
     text = split_tags(as_spoken(job.text))[0]
     job.language, job.language_decided_by = decide_language(text, job.config.input.language, job.output.name)
     if job.reply:
-        from .llm import check_reply_language
+        from .llms.llm import check_reply_language
 
         check_reply_language(job.config.llm, job.language)
     engine = make_tts(job.config.tts, job.language)
@@ -445,12 +445,12 @@ class LlmStage(ModelStage):
         return job.reply
 
     def make_engine(self, job: Job):
-        from .llm import make_llm
+        from .llms.llm import make_llm
 
         return make_llm(job.placed("llm"))
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .llm import check_reply_language, spoken_reply
+        from .llms.llm import check_reply_language, spoken_reply
 
         check_reply_language(job.config.llm, job.language)  # a recording's language is known only now
         prompt = job.artifacts.script.text
@@ -460,12 +460,10 @@ class LlmStage(ModelStage):
         return {"reply_chars": len(reply.text)}
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
-        from .llm import resolve_llm_path
+        from .llms.models import model_identity
 
-        model = resolve_llm_path(job.config.llm.model)
-        identity = [str(model), model.stat().st_size if model.is_file() else None]
         return {"prompt": job.artifacts.script.text, "language": job.language, "llm": asdict(job.placed("llm")),
-                "model": identity}
+                "model": model_identity(job.config.llm)}
 
     def save(self, job: Job, folder: Path) -> None:
         reply = job.artifacts.reply

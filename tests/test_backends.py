@@ -18,7 +18,9 @@ from talker_cli.audio_io import decode_audio
 from talker_cli.cli import app
 from talker_cli.config import AlignmentConfig, AsrConfig, LlmConfig, TalkerConfig
 from talker_cli.errors import ModelMissingError, UsageError
-from talker_cli.llm import _dequantized_dir, bundled_gguf, make_llm
+from talker_cli.llms.models import smollm2_gguf as bundled_gguf
+from talker_cli.llms.llm import make_llm
+from talker_cli.llms.transformers_llm import _dequantized_dir
 from talker_cli.aligners.mfa import MfaAligner, prepare_corpus, track_from_textgrid
 from talker_cli.model_specs import spec_from_folder, spec_from_whisper_checkpoint
 from talker_cli.aligners.phonemes import mfa_label
@@ -203,7 +205,7 @@ def test_quantized_weights_held_match_the_plan(tmp_path, quantize):
     import torch
     from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 
-    from talker_cli.llm import TransformersLlm
+    from talker_cli.llms.transformers_llm import TransformersLlm
 
     # Linear layers outweigh the embeddings, as in real LLMs, so the bits per weight show.
     LlamaForCausalLM(LlamaConfig(vocab_size=4096, hidden_size=512, intermediate_size=1408, num_hidden_layers=4,
@@ -217,7 +219,7 @@ def test_quantized_weights_held_match_the_plan(tmp_path, quantize):
 
 
 def test_missing_hub_model_names_the_cache():
-    from talker_cli.llm import resolve_llm_path
+    from talker_cli.llms.llm import resolve_llm_path
 
     with pytest.raises(ModelMissingError, match="not in the Hugging Face cache"):
         resolve_llm_path("nobody/no-such-model")

@@ -191,7 +191,7 @@ def test_quantized_llm_weights_match_the_plan(models, quantize):
     from transformers import AutoModelForCausalLM
 
     from talker_cli.config import LlmConfig
-    from talker_cli.llm import TransformersLlm
+    from talker_cli.llms.transformers_llm import TransformersLlm
 
     llm = TransformersLlm(LlmConfig(model=str(models["llm"]), device="cuda:0", dtype="bfloat16", quantize=quantize))
     gc.collect()  # an earlier test's model freed now, not while this one loads

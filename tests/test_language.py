@@ -239,7 +239,8 @@ def test_a_batch_speaks_each_job_in_its_own_language(tmp_path, face_photo):
         assert {s["name"]: s for s in manifest["stages"]}["tts"]["backend"] == voice
 
 
-def test_a_reply_in_a_language_the_bundled_llm_lacks_is_refused_before_any_stage(tmp_path):
+def test_a_reply_in_a_language_the_bundled_llm_lacks_is_refused_before_any_stage(tmp_path, monkeypatch):
+    monkeypatch.setattr("talker_cli.llms.llm.multilingual_default", lambda: False)  # SmolLM2 only
     result = runner.invoke(app, ["render", "--photo", str(tmp_path / "missing.png"), "--text", "天空为什么是蓝色的？",
                                  "--reply", "-o", str(tmp_path / "r.mp4")])
     assert result.exit_code == 2 and "answers only in English" in result.stderr and "--llm-model" in result.stderr
@@ -265,7 +266,7 @@ class ChatTokenizer:
 
 def chat_llm(context_tokens=4096):
     from talker_cli.config import LlmConfig
-    from talker_cli.llm import TransformersLlm
+    from talker_cli.llms.transformers_llm import TransformersLlm
 
     llm = TransformersLlm(LlmConfig(model="/models/qwen", system_prompt="Be brief.", context_tokens=context_tokens,
                                     max_new_tokens=10))
@@ -290,7 +291,7 @@ def test_a_long_chinese_prompt_drops_its_oldest_sentences_first():
 
 def test_a_reply_is_cut_at_chinese_sentence_ends_and_refused_in_another_script():
     from talker_cli.errors import StageError
-    from talker_cli.llm import spoken_reply
+    from talker_cli.llms.llm import spoken_reply
 
     assert spoken_reply("天空是蓝色的，因为散射。还有一", "zh").text == "天空是蓝色的，因为散射。"
     with pytest.raises(StageError, match="answered in Latin script, not in Mandarin"):
@@ -702,7 +703,7 @@ def test_a_text_typed_in_full_width_is_spoken_as_the_plain_text(tmp_path):
 
 def test_a_reply_says_its_words_not_its_emoji():
     from talker_cli.errors import InputError
-    from talker_cli.llm import spoken_reply
+    from talker_cli.llms.llm import spoken_reply
 
     assert spoken_reply("Sure 😊! The sky is blue ☀️ because of **scattering** 🌈.").text == \
         "Sure! The sky is blue because of scattering."
@@ -774,7 +775,7 @@ def test_a_french_text_renders_in_french_without_being_told(tmp_path):
 
 def test_a_reply_in_english_to_a_spanish_job_is_refused():
     from talker_cli.errors import StageError
-    from talker_cli.llm import spoken_reply
+    from talker_cli.llms.llm import spoken_reply
 
     with pytest.raises(StageError, match="answered in English, not in Spanish"):
         spoken_reply("The sky is blue because air scatters blue light more than red light.", "es")

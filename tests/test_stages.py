@@ -14,7 +14,7 @@ from talker_cli.artifacts import Speech
 from talker_cli.asr import ASR_RATE, make_asr
 from talker_cli.audio_io import decode_audio, resample
 from talker_cli.config import AlignmentConfig, AsrConfig, LlmConfig, TtsConfig
-from talker_cli.llm import make_llm, spoken_reply
+from talker_cli.llms.llm import make_llm, spoken_reply
 from talker_cli.voices.tts import make_tts
 
 
@@ -92,9 +92,17 @@ def test_pocketsphinx_pronounces_words_missing_from_its_dictionary(spoken):
     assert any(w.text.startswith("Blorptastic") for w in track.words)
 
 
+def smollm2(**settings) -> LlmConfig:
+    """SmolLM2 on transformers, whatever else is installed (the multilingual model is the default then)."""
+    from talker_cli.llms.models import smollm2_gguf
+
+    return LlmConfig(model=str(smollm2_gguf()), **settings)
+
+
 @pytest.mark.slow
 def test_smollm_replies_deterministically():
-    llm = make_llm(LlmConfig(max_new_tokens=40))
+    llm = make_llm(smollm2(max_new_tokens=40))
+    assert llm.name == "transformers"
     llm.load()
     try:
         first = llm.reply("What is the capital of France?")
@@ -107,7 +115,7 @@ def test_smollm_replies_deterministically():
 
 
 def test_llm_context_limit_drops_the_oldest_sentences_first():
-    llm = make_llm(LlmConfig(context_tokens=120, max_new_tokens=20))
+    llm = make_llm(smollm2(context_tokens=120, max_new_tokens=20))
     llm.load()
     try:
         prompt = " ".join(f"Sentence number {i} is here." for i in range(40)) + " What is the capital of France?"
@@ -140,8 +148,10 @@ def test_llm_stage_leaves_no_tensor_behind():
             return sum(o.numel() * o.element_size() for o in gc.get_objects()
                        if isinstance(o, torch.Tensor) and not o.is_meta)
 
+    from dataclasses import replace
+
     before = tensor_bytes()
-    job = Job(photo=None, output=None, config=TalkerConfig(), text="Hi.", reply=True)
+    job = Job(photo=None, output=None, config=replace(TalkerConfig(), llm=smollm2()), text="Hi.", reply=True)
     from talker_cli.artifacts import Script
 
     job.artifacts.script = Script("What is the capital of France?", "text")

@@ -13,7 +13,7 @@ from talker_cli.cli import app
 from talker_cli.config import load_config
 from talker_cli.errors import NoGpuError, ResourceError
 from talker_cli.gpu_probe import GpuDevice
-from talker_cli.llm import bundled_gguf
+from talker_cli.llms.models import smollm2_gguf as bundled_gguf
 from talker_cli.model_specs import read_gguf_header, spec_from_folder, spec_from_gguf
 from talker_cli.preflight import JobSize, decide, plan_job
 from talker_cli.reservation import Reservation, sanitize_alloc_conf
@@ -418,8 +418,10 @@ def test_check_gpu_makes_the_renders_own_checks_before_planning(monkeypatch, tmp
 
 
 def test_check_gpu_plans_the_job_render_would_run_with_the_same_language_and_voice(monkeypatch, tmp_path):
-    """A French-looking prompt: its reply is refused by both without --language, planned by both with it."""
+    """A French-looking prompt: its reply is refused by both without --language (SmolLM2 answers in
+    English only), planned by both with it."""
     monkeypatch.setattr(gpu_probe, "probe_devices", lambda: [gpu(total_gib=24, free_gib=23)])
+    monkeypatch.setattr("talker_cli.llms.llm.multilingual_default", lambda: False)
     prompt = ["--text", "Bonjour, je m'appelle Marie et j'habite à Lyon.", "--reply"]
     for extra, code in [([], 2), (["--language", "en"], 0), (["--language", "en", "--tts-backend", "nope"], 2)]:
         checked = runner.invoke(app, ["check-gpu", *prompt, *extra])
