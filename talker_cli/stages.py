@@ -509,6 +509,7 @@ class TtsStage(ModelStage):
         engine = self.engine_for(job)
         if hasattr(engine, "check_language"):  # a reply or a transcript is known only now
             engine.check_language(job.artifacts.spoken.text, job.language)
+        engine.meter = job.run.meter  # how many parts of the text are spoken
         speech = engine.synthesize(job.artifacts.spoken.text)
         job.artifacts.speech = speech
         return {"speech_s": round(speech.duration_s, 3), "sample_rate": speech.sample_rate}

@@ -43,3 +43,23 @@ def test_a_render_reports_each_frame_it_draws_up_to_the_last(tmp_path, face_phot
         quiet = CliRunner().invoke(app, ["render", "--photo", str(face_photo), "--text", "Hello there.",
                                          "-o", str(tmp_path / "b.mp4"), "-q"])
     assert quiet.exit_code == 0 and "frames" not in caplog.text
+
+
+def test_every_voice_reports_the_parts_it_has_spoken_up_to_the_last():
+    from talker_cli.config import TtsConfig
+    from talker_cli.voices.tts import make_tts
+
+    for language, text in (("en", "One sentence. Another one. And a third!"), ("zh", "今天天气很好。我们去散步吧。"),
+                           ("de", "Guten Morgen. Wie geht es dir?")):
+        engine = make_tts(TtsConfig(), language)
+        engine.load()
+        reports = []
+        engine.meter = lambda *report: reports.append(report)
+        try:
+            engine.synthesize(text)
+        finally:
+            engine.unload()
+        total = reports[-1][2]
+        assert [r[1] for r in reports] == list(range(total + 1)), (engine.name, reports)  # each part, in order
+        assert {(r[0], r[2], r[3]) for r in reports} == {("speak", total, "parts")}
+        assert total == (1 if engine.name == "espeak" else text.count(".") + text.count("!") + text.count("。"))

@@ -23,10 +23,11 @@ import numpy as np
 
 from ..artifacts import Speech
 from ..config import TtsConfig
+from ..progress import Meter, no_meter
 from ..errors import ModelMissingError, UsageError
 from ..model_specs import read_checkpoint_shapes
 from ..offline import coqui_home
-from .speech_join import join_speech
+from .speech_join import join_speech, metered
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +134,7 @@ class CoquiTts:
 
     def __init__(self, config: TtsConfig):
         self.config = config
+        self.meter: Meter = no_meter  # how far the speaking has come (progress.py)
         self.folder = resolve_model_folder(config.voice)
         self.model_path = str(self.folder)
         self.model = None
@@ -213,8 +215,9 @@ class CoquiTts:
 
     def synthesize(self, text: str) -> Speech:
         phonemes = self.model_config.use_phonemes  # a character voice's durations time letters, not sounds
+        segments = split_segments(text)
         pieces = ((audio, symbols if phonemes else None)
-                  for audio, symbols in map(self._synthesize_segment, split_segments(text)))
+                  for audio, symbols in metered(map(self._synthesize_segment, segments), len(segments), self.meter))
         return join_speech(pieces, self.model_config.audio.sample_rate, self.config, pause_s=SENTENCE_PAUSE_S)
 
     def _synthesize_segment(self, segment: str) -> tuple[np.ndarray, list[tuple[str, float]]]:

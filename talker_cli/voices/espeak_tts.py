@@ -18,8 +18,9 @@ import numpy as np
 
 from ..artifacts import Speech
 from ..config import TtsConfig
+from ..progress import Meter, no_meter
 from ..errors import InputError, ModelMissingError, UsageError
-from .speech_join import join_speech
+from .speech_join import join_speech, metered
 
 _SYNCHRONOUS = 2  # AUDIO_OUTPUT_SYNCHRONOUS: samples come to the callback
 _PHONEME_EVENTS, _PHONEME_IPA, _DONT_EXIT = 0x0001, 0x0002, 0x8000
@@ -126,6 +127,7 @@ class EspeakTts:
 
     def __init__(self, config: TtsConfig, language: str = "en"):
         self.config = config
+        self.meter: Meter = no_meter  # how far the speaking has come (progress.py)
         self.language = language
         self.voice = config.voice if config.backend == "espeak" and config.voice else voice_for(language)
         self.model_path = f"espeak-ng voice {self.voice}"
@@ -149,7 +151,8 @@ class EspeakTts:
     def synthesize(self, text: str) -> Speech:
         """The text in the voice's language; Latin words inside a text of another script (English
         words in Chinese) are English, spoken by espeak-ng's English voice in their place."""
-        pieces = [self._speak(voice, run) for voice, run in self.runs(text)]
+        runs = self.runs(text)
+        pieces = list(metered((self._speak(voice, run) for voice, run in runs), len(runs), self.meter))
         if not any(symbols for _, symbols in pieces):
             raise InputError("the text has nothing to say (no speakable words); pass words to speak")
         return join_speech(pieces, _espeak()[1], self.config)

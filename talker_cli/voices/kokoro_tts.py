@@ -24,8 +24,9 @@ import numpy as np
 
 from ..artifacts import Speech
 from ..config import TtsConfig
+from ..progress import Meter, no_meter
 from ..errors import ModelMissingError, UsageError
-from .speech_join import join_speech
+from .speech_join import join_speech, metered
 
 RATE = 24000
 FRAME = 600  # samples per duration unit: the decoder's upsampling of the aligned features
@@ -220,6 +221,7 @@ class KokoroTts:
         if language not in LANGUAGES:
             raise UsageError(f"Kokoro speaks {' and '.join(LANGUAGES)} here, not {language}; leave --tts-backend out")
         self.config = config
+        self.meter: Meter = no_meter  # how far the speaking has come (progress.py)
         self.language = language
         self.speaks = language
         chosen = config.speaker_name or (config.voice if config.backend == "kokoro" else "")
@@ -264,13 +266,13 @@ class KokoroTts:
                 self.style = voices[self.voice]  # one style vector per input length
 
     def synthesize(self, text: str) -> Speech:
-        pieces = []
+        said = []
         for sentence in (s for s in re.split(r"(?<=[。！？!?\n])", text) if s.strip()):
             for phonemes in chunks(self.g2p(sentence.strip())):
                 symbols = "".join(c for c in phonemes if c in self.vocab)
                 if symbols.strip(" ,.!?"):
-                    pieces.append(self._speak(symbols))
-        return join_speech(pieces, RATE, self.config, pause_s=0.3)
+                    said.append(symbols)
+        return join_speech(metered(map(self._speak, said), len(said), self.meter), RATE, self.config, pause_s=0.3)
 
     def _speak(self, symbols: str) -> tuple[np.ndarray, list[tuple[str, float]]]:
         tokens = [0, *(self.vocab[c] for c in symbols), 0]

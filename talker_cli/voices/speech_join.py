@@ -6,7 +6,7 @@ seconds each took (Piper's alignments, VITS's durations), or None when the engin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -14,8 +14,17 @@ from ..artifacts import Phone, Speech, Word
 from ..config import TtsConfig
 from ..errors import InputError
 from ..aligners.phonemes import ipa_durations_to_phones
+from ..progress import Meter
 
 Piece = tuple[np.ndarray, "list[tuple[str, float]] | None"]
+
+
+def metered(pieces: Iterable[Piece], total: int, meter: Meter) -> Iterator[Piece]:
+    """The pieces as the engine makes them, each reported done: how far the speaking has come."""
+    meter("speak", 0, total, "parts")
+    for done, piece in enumerate(pieces, 1):
+        yield piece
+        meter("speak", done, total, "parts")
 
 
 def join_speech(pieces: Iterable[Piece], rate: int, config: TtsConfig, pause_s: float = 0.0) -> Speech:

@@ -20,7 +20,8 @@ from .kokoro_tts import LANGUAGES as KOKORO_LANGUAGES
 from .kokoro_tts import KokoroTts
 from .kokoro_tts import installed as kokoro_installed
 from ..errors import ModelMissingError, UsageError
-from .speech_join import join_speech
+from ..progress import Meter, no_meter
+from .speech_join import join_speech, metered
 
 
 class TtsBackend(Protocol):
@@ -30,6 +31,8 @@ class TtsBackend(Protocol):
     def locate(self) -> None: ...  # the model's files (and speaker) are there: checked before any stage
 
     def load(self) -> None: ...
+
+    meter: Meter  # how far the speaking has come, for the user (progress.py)
 
     def synthesize(self, text: str) -> Speech: ...
 
@@ -111,6 +114,7 @@ class PiperTts:
         self.config = config
         self.model_path = str(Path(config.voice) if config.voice else bundled_piper_voice())
         self.voice = None
+        self.meter: Meter = no_meter
 
     def locate(self) -> None:
         model = Path(self.model_path)
@@ -164,12 +168,13 @@ class PiperTts:
 
         syn = SynthesisConfig(speaker_id=self.speaker_id(), length_scale=self.config.length_scale)
         rate = self.voice.config.sample_rate
-        # Piper yields one chunk per sentence; join_speech drains it here, inside the stage.
+        # Piper yields one chunk per sentence (those with sounds); join_speech drains it here, inside the stage.
         chunks = self.voice.synthesize(text, syn_config=syn, include_alignments=True)
         pieces = ((chunk.audio_float_array.astype(np.float32),
                    [(a.phoneme, a.num_samples / rate) for a in chunk.phoneme_alignments or ()] or None)
                   for chunk in chunks)
-        return join_speech(pieces, rate, self.config)
+        sentences = sum(1 for phonemes in self.voice.phonemize(text) if phonemes)
+        return join_speech(metered(pieces, sentences, self.meter), rate, self.config)
 
     def unload(self) -> None:
         self.voice = None
