@@ -526,3 +526,40 @@ def test_a_photo_that_is_not_a_file_is_named_as_what_it_is(tmp_path, make, says)
 
     with pytest.raises(InputError, match=says):
         read_image(make(tmp_path / "face.png"))
+
+
+def _denied_for(monkeypatch, path: Path) -> None:
+    """Opening `path` is refused as it is for a user without read permission (the tests run as root,
+    whom permissions do not stop): through os.open, io.open (pathlib) and the builtin open (Pillow)."""
+    import builtins
+    import errno
+    import io
+
+    def refusing(real):
+        def opener(file, *args, **kwargs):
+            if isinstance(file, (str, os.PathLike)) and Path(file).resolve() == path.resolve():
+                raise PermissionError(errno.EACCES, "Permission denied", str(file))
+            return real(file, *args, **kwargs)
+        return opener
+
+    for module, name in ((os, "open"), (io, "open"), (builtins, "open")):
+        monkeypatch.setattr(module, name, refusing(getattr(module, name)))
+
+
+@pytest.mark.parametrize("kind", ["photo", "text file", "preset"])
+def test_an_input_the_user_cannot_read_is_bad_input_saying_so(place, monkeypatch, kind):
+    from typer.testing import CliRunner
+
+    from talker_cli.cli import app
+
+    (place / "mine.toml").write_text("[render]\nfps = 25\n")
+    target = {"photo": place / "face.png", "text file": place / "script.txt", "preset": place / "mine.toml"}[kind]
+    _denied_for(monkeypatch, target)
+    args = ["render", "--photo", str(place / "face.png"), "--text-file", str(place / "script.txt"),
+            "--preset", str(place / "mine.toml"), "-o", str(place / "out" / "a.mp4")]
+    result = CliRunner().invoke(app, args)
+    code = 2 if kind == "preset" else 3  # a preset is a setting (2), a photo or a text what is said (3)
+    assert result.exit_code == code, (result.exit_code, result.stderr)
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("talker: error: ") and str(target) in line and "ermission denied" in line, line
+    assert not any((place / "out").iterdir())
