@@ -19,7 +19,12 @@ UPPER_TOOTH = 0.1
 LOWER_TOOTH = 0.05
 # How open the mouth must be before the lower teeth clear the lower lip.
 LOWER_TEETH_FROM = 0.07
-IVORY = np.array([212, 204, 188], dtype=np.float32)  # teeth in a mouth's shade, not in full light
+IVORY = np.array([212, 204, 188], dtype=np.float32)  # the teeth's own colour, before the mouth's light
+# Filmed speakers' teeth (the brightest tenth inside an open mouth: 8 GRID clips, 3 natural ones) are
+# as bright as the skin beside the mouth, 0.76-1.11 of it, and take its cast; the darkest tenth of
+# the inside, 0.06-0.5 of it.
+TEETH_LIGHT = 1.05  # of the skin's luminance, at the front teeth before their shading
+TEETH_CAST = 0.35  # how much of the skin's colour the teeth take
 # Tooth edges across the arch (in mouth half widths from the centre): central and lateral incisors, canines.
 TOOTH_EDGES = (0.0, 0.28, 0.5, 0.7)
 
@@ -67,9 +72,10 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
     bright = inside[_luminance(inside) > max(0.75 * skin_light, 110.0)] if len(inside) else inside
     widest = float(np.max(np.linalg.norm(lower - upper, axis=1)))
     shows_teeth = widest > 0.02 * unit and len(bright) >= max(3, len(inside) // 5)
-    # Painted teeth take the photo's light and colour cast (a warm painting, a cold office).
-    cast = np.clip((skin_rgb / max(float(skin_rgb.mean()), 1.0)) ** 0.35, 0.85, 1.15)
-    painted = IVORY * float(np.clip(skin_light / 170.0, 0.5, 1.05)) * cast
+    # Painted teeth take the photo's light and colour cast (a warm painting, a cold office), in the
+    # mouth's shade: as bright as the skin, as filmed teeth are.
+    tint = (1 - TEETH_CAST) * IVORY / float(_luminance(IVORY)) + TEETH_CAST * skin_rgb / max(skin_light, 1.0)
+    painted = np.clip(tint / float(_luminance(tint)) * TEETH_LIGHT * skin_light, 0, 255)
     lips = np.concatenate([_sample(image, marks[[0, 17]] + (marks[[13, 14]] - marks[[0, 17]]) * f)
                            for f in (0.35, 0.5, 0.65)])
     sides = [_sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
@@ -172,13 +178,13 @@ class MouthPainter:
             upper_height = upper_height * (1 - 0.5 * np.exp(-((u / 0.35) ** 2)))
         # A photo's own upper teeth stay above the split: only the lower row is painted under them.
         # Towards the corners the teeth turn away into the cheeks' shadow.
-        front = 1 - np.clip((np.abs(u) - 0.55) / 0.3, 0, 1) ** 2
+        front = 1 - np.clip((np.abs(u) - 0.6) / 0.3, 0, 1) ** 2
         upper_teeth = (0.0 if self.photo_teeth else 1.0) * soft(upper_height - below_top) * front
         lower_front = 1 - np.clip((np.abs(u) - 0.35) / 0.25, 0, 1) ** 2  # the lower arch is narrower
         lower_teeth = soft(lower_height - above_bottom) * (lower_height > 0.5) * lower_front
         gaps = sum(np.exp(-((np.abs(u) - e) * half / 0.45) ** 2) for e in TOOTH_EDGES)
         tooth_shade = (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 1.5) * (1 - 0.07 * np.clip(gaps, 0, 1))
-        lip_shadow = 0.7 + 0.3 * np.clip(below_top / (0.35 * np.maximum(upper_height, 1)), 0, 1)
+        lip_shadow = 0.8 + 0.2 * np.clip(below_top / (0.35 * np.maximum(upper_height, 1)), 0, 1)
         upper_rgb = self.look.teeth_rgb * (tooth_shade * lip_shadow)[..., None]
         lower_rgb = self.look.teeth_rgb * (0.88 * tooth_shade)[..., None]
         interior = interior + lower_teeth[..., None] * (lower_rgb - interior)
