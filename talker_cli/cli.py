@@ -342,28 +342,17 @@ def check_gpu(
     Exit 0: the job fits. Exit 5: it does not (what would fit is listed). Exit 7: no GPU is usable.
     """
     with _command(quiet=True):
-        from .config import load_config
         from .gpu_probe import probe_devices
+        from .job_request import JobRequest, settings_of
         from .preflight import decide, plan_job
-        from .stages import Job, check_job, read_text_file, verdict_summary
+        from .stages import check_job, verdict_summary
 
-        if text is not None and text_file is not None:
-            raise UsageError("give at most one of --text and --text-file")
-        if audio is not None and (text is not None or text_file is not None):
-            raise UsageError("give --audio or a text, not both")
-        from .job_request import settings_of
-
-        config = load_config(preset, settings_of(llm_model=llm_model, asr_model=asr_model, tts_model=tts_model,
-                                                  tts_backend=tts_backend, language=language, mem_ratio=mem_ratio))
-        if text_file is not None:
-            text = read_text_file(text_file, config.input.max_chars)
-        if audio is not None:
-            from .input_files import check_file
-
-            check_file(audio, "audio file")
+        settings = settings_of(llm_model=llm_model, asr_model=asr_model, tts_model=tts_model, tts_backend=tts_backend,
+                               language=language, mem_ratio=mem_ratio)
         # The render's own checks (models found, the text's voice), on a job that writes nothing.
-        job = Job(photo=None, output=Path("check-gpu"), config=config, text=text if audio is None else None,
-                  audio=audio, reply=reply)
+        job = JobRequest(output=Path("check-gpu"), text=text, text_file=text_file, audio=audio, reply=reply,
+                         preset=preset, settings=settings).job(planned_only=True)
+        config = job.config
         size = check_job(job)
         devices = probe_devices()
         verdict = decide(plan_job(config, size), devices, config)

@@ -1,4 +1,4 @@
-"""A job as a command asks for it (render, lipsync): one record from the command line to the run, its
+"""A job as a command asks for it (render, lipsync, check-gpu): one record from the command line to the run, its
 inputs checked in one place (input_files), its settings over the preset, its outputs never an input.
 """
 
@@ -50,21 +50,29 @@ class JobRequest:
     wait_s: float = 0.0
     force: bool = False
 
-    def job(self):
+    def job(self, planned_only: bool = False):
         """The pipeline's Job: its config resolved, its paths checked (no output is an input, the text
-        file read within its limit), before any stage runs."""
+        file read within its limit), before any stage runs. planned_only: the job check-gpu plans,
+        which writes nothing and may have no input at all: no output is checked, and a recording is
+        checked to be a file here, as no stage will read it."""
         from .config import load_config, preset_path
+        from .input_files import check_file
         from .outputs import check_paths
         from .stages import Job, RunContext, read_text_file
         from .work_cache import WorkCache
 
-        if sum(s is not None for s in (self.text, self.text_file, self.audio)) != 1:
-            raise UsageError("give exactly one of --text, --text-file or --audio")
+        given = sum(s is not None for s in (self.text, self.text_file, self.audio))
+        if given > 1 or (given == 0 and not planned_only):
+            raise UsageError(f"give {'at most' if planned_only else 'exactly'} one of --text, --text-file or --audio")
         config = load_config(self.preset, self.settings)
         job = Job(photo=self.photo, output=self.output, config=config, text=self.text, audio=self.audio,
                   reply=self.reply, run=RunContext(cache=WorkCache(read=not self.force)))
-        check_paths([(f"the {kind}", path) for kind, path in job.output_files().items()],
-                    [self.photo, self.audio, self.text_file, preset_path(self.preset)])
+        if planned_only:
+            if self.audio is not None:
+                check_file(self.audio, "audio file")
+        else:
+            check_paths([(f"the {kind}", path) for kind, path in job.output_files().items()],
+                        [self.photo, self.audio, self.text_file, preset_path(self.preset)])
         if self.text_file is not None:
             job.text = read_text_file(self.text_file, config.input.max_chars)
         return job
