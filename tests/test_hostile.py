@@ -563,3 +563,27 @@ def test_an_input_the_user_cannot_read_is_bad_input_saying_so(place, monkeypatch
     line = result.stderr.strip().splitlines()[-1]
     assert line.startswith("talker: error: ") and str(target) in line and "ermission denied" in line, line
     assert not any((place / "out").iterdir())
+
+
+@pytest.mark.parametrize("stage", ["PhotoStage", "InputStage", "TtsStage", "AlignmentStage", "VisemeStage",
+                                   "ExportStage", "RenderStage", "manifest"])
+def test_a_disk_that_fills_at_any_stage_is_exit_5_and_leaves_no_output(place, monkeypatch, stage):
+    import errno
+
+    from typer.testing import CliRunner
+
+    from talker_cli import outputs, stages
+    from talker_cli.cli import app
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(place / "out"))
+
+    if stage == "manifest":  # the last write of all: the manifest, before the outputs are renamed into place
+        monkeypatch.setattr(outputs.OutputSet, "write_json", full)
+    else:
+        monkeypatch.setattr(getattr(stages, stage), "run", full)
+    result = CliRunner().invoke(app, ["render", "--photo", str(place / "face.png"), "--text", "Hello there.",
+                                      "-o", str(place / "out" / "a.mp4"), "--force"])  # --force: every stage runs
+    assert result.exit_code == 5, (stage, result.exit_code, result.stderr)
+    assert "No space left on device" in result.stderr and "free some space" in result.stderr
+    assert not any((place / "out").iterdir())  # nothing half-written stays
