@@ -546,19 +546,27 @@ def _denied_for(monkeypatch, path: Path) -> None:
         monkeypatch.setattr(module, name, refusing(getattr(module, name)))
 
 
-@pytest.mark.parametrize("kind", ["photo", "text file", "preset"])
+@pytest.mark.parametrize("kind", ["photo", "text file", "recording", "preset"])
 def test_an_input_the_user_cannot_read_is_bad_input_saying_so(place, monkeypatch, kind):
     from typer.testing import CliRunner
 
+    from talker_cli import audio_io
     from talker_cli.cli import app
 
     (place / "mine.toml").write_text("[render]\nfps = 25\n")
-    target = {"photo": place / "face.png", "text file": place / "script.txt", "preset": place / "mine.toml"}[kind]
+    target = {"photo": place / "face.png", "text file": place / "script.txt", "recording": place / "speech.wav",
+              "preset": place / "mine.toml"}[kind]
     _denied_for(monkeypatch, target)
-    args = ["render", "--photo", str(place / "face.png"), "--text-file", str(place / "script.txt"),
+    if kind == "recording":  # ffmpeg reads it, in its own process: ffmpeg as a user who may not
+        refusing = place / "ffmpeg"
+        refusing.write_text(f"#!/bin/sh\necho '{target}: Permission denied' >&2\nexit 1\n")
+        refusing.chmod(0o755)
+        monkeypatch.setattr(audio_io, "ffmpeg_exe", lambda: str(refusing))
+    said = ["--audio", str(place / "speech.wav")] if kind == "recording" else ["--text-file", str(place / "script.txt")]
+    args = ["render", "--photo", str(place / "face.png"), *said,
             "--preset", str(place / "mine.toml"), "-o", str(place / "out" / "a.mp4")]
     result = CliRunner().invoke(app, args)
-    code = 2 if kind == "preset" else 3  # a preset is a setting (2), a photo or a text what is said (3)
+    code = 2 if kind == "preset" else 3  # a preset is a setting (2), a photo, text or recording the input (3)
     assert result.exit_code == code, (result.exit_code, result.stderr)
     line = result.stderr.strip().splitlines()[-1]
     assert line.startswith("talker: error: ") and str(target) in line and "ermission denied" in line, line
