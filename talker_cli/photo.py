@@ -134,13 +134,13 @@ def _mesh(image_rgb: np.ndarray) -> np.ndarray | None:
 
 def read_mouth_openings(images: list[np.ndarray]) -> np.ndarray:
     """The inner lips' opening at the mouth's centre (FaceMesh 13-14) over the eye-corner distance
-    (33-263) in each image, as a face tracker sees it; NaN where no face is found. One FaceMesh reads
-    them all, each image on its own (no tracking from one to the next)."""
+    (33-263) in each image, as a face tracker sees it in a video: one FaceMesh reads them in order,
+    tracking the face from one to the next; NaN where no face is found."""
     mp = _mediapipe()
 
     out = np.full(len(images), np.nan)
     with quiet_native_logs(), mp.solutions.face_mesh.FaceMesh(
-        static_image_mode=True, max_num_faces=1, refine_landmarks=True, min_detection_confidence=0.3
+        static_image_mode=False, max_num_faces=1, refine_landmarks=True, min_detection_confidence=0.3
     ) as mesh:
         for i, image in enumerate(images):
             found = mesh.process(np.ascontiguousarray(image)).multi_face_landmarks

@@ -50,6 +50,15 @@ def test_calibrate_draws_every_probe_and_inverts_what_was_read():
         drawn_at.append(opening)
         return np.full((2, 2, 3), opening)
 
-    curve = calibrate(draw, lambda frames: np.array([0.8 * frame[0, 0, 0] for frame in frames]))
+    read_as = []
+
+    def read(frames):  # a tracker that reads 0.1 more while the mouth closes than while it opens
+        read_as.append([frame[0, 0, 0] for frame in frames])
+        half = len(frames) // 2
+        return np.array([0.8 * f[0, 0, 0] + (0.1 if i >= half and f[0, 0, 0] > 0.1 else 0.0)
+                         for i, f in enumerate(frames)])
+
+    curve = calibrate(draw, read)
     assert drawn_at == list(PROBES)
-    assert np.isclose(curve(0.16), 0.2, atol=1e-4)
+    assert read_as == [list(PROBES) + list(PROBES)[::-1]]  # one video: opening, then closing again
+    assert np.isclose(curve(0.21), 0.2, atol=1e-4)  # 0.16 opening, 0.26 closing: 0.21 seen

@@ -67,12 +67,18 @@ def jaw_open(opening: float) -> BlendshapeTrack:
 
 def test_every_photo_is_seen_opening_as_far_as_asked(closed_lips, open_at_rest, smiling):
     # Uncalibrated, the smile read 0.123 for 0.15 and the GRID frames 0.046 for 0.02: each photo's
-    # lips, teeth and shading make the same drawn gap look wider or narrower.
+    # lips, teeth and shading make the same drawn gap look wider or narrower. Read as a video, as
+    # bench/mouth.py reads: the mouth opening and closing again.
+    from talker_cli.photo import read_mouth_openings
+
+    asked = [0.02, 0.08, 0.15, 0.25]
     for photo, renderer in (closed_lips, open_at_rest, smiling):
-        for asked in (0.08, 0.15, 0.25):
-            seen = opening_of(find_landmarks(renderer.render(jaw_open(asked), 0)))
-            assert abs(seen - asked) <= 0.1 * asked, (photo.path.name, asked, seen)
-        assert opening_of(find_landmarks(renderer.render(jaw_open(0.02), 0))) < 0.03, photo.path.name
+        frames = [renderer.render(jaw_open(a), 0) for a in asked]
+        seen = read_mouth_openings(frames + frames[::-1])
+        seen = (seen[:len(asked)] + seen[len(asked):][::-1]) / 2
+        for a, s in zip(asked[1:], seen[1:]):
+            assert abs(s - a) <= 0.15 * a, (photo.path.name, a, s)  # uncalibrated: 0.83-1.12 at 0.08
+        assert seen[0] < 0.03, photo.path.name  # a thin gap is seen closed
 
 
 def test_a_closure_is_seen_closed_on_every_photo(closed_lips, open_at_rest, smiling):

@@ -4,8 +4,8 @@ The track's opening is a distance between the inner lips (eye-corner distances).
 is not what the eye, or a face tracker, reads: a photo's lip shapes, teeth and shading make the same
 drawn gap read up to a third wider on one face and a tenth narrower on another, and a thin gap reads
 as closed lips or as a clear opening with little in between. So each photo's renderer draws a few
-probe openings, reads them back with FaceMesh (as bench/mouth.py reads real speakers), and inverts
-what it saw: the curve from the asked opening to the drawn one.
+probe openings, reads them back with FaceMesh as a video (as bench/mouth.py reads real speakers), and
+inverts what it saw: the curve from the asked opening to the drawn one.
 """
 
 from __future__ import annotations
@@ -58,6 +58,10 @@ def fit_curve(drawn: np.ndarray, seen: np.ndarray) -> OpeningCurve:
 
 def calibrate(draw: Callable[[float], np.ndarray], read: Callable[[list[np.ndarray]], np.ndarray]) -> OpeningCurve:
     """draw(opening) renders the face with its lips drawn that far apart; read(frames) gives the
-    openings a tracker sees in them."""
+    openings a tracker sees in them, read as a video: the probes opening and then closing again, each
+    probe's two readings averaged (a tracker's reading of a frame leans on the frame before it)."""
     frames = [draw(opening) for opening in PROBES]
-    return fit_curve(np.array(PROBES), read(frames))
+    seen = read(frames + frames[::-1])
+    opening, closing = seen[:len(frames)], seen[len(frames):][::-1]
+    both = np.where(np.isnan(opening), closing, np.where(np.isnan(closing), opening, (opening + closing) / 2))
+    return fit_curve(np.array(PROBES), both)
