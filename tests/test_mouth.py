@@ -127,6 +127,18 @@ def test_an_open_mouth_on_a_closed_lip_photo_shows_teeth_and_a_dark_cavity(close
     assert np.mean(luminance < 0.35 * skin) > 0.2  # and a dark cavity behind them, not a grey band
 
 
+def test_the_shadow_between_closed_lips_is_covered_as_they_part_and_only_it(closed_lips):
+    """The photo's seam shadow, darker than the lips, would stay on the lips' edges as a dark rim
+    around the teeth: the interior reaches over it, a line a pixel or two wide, not into the lips."""
+    from talker_cli.face.painter import SEAM_REACH
+
+    photo, renderer = closed_lips
+    look, unit = renderer.painter.look, renderer.rig.frame.eye_px
+    centre = slice(3, 8)  # the inner lips' middle landmarks
+    assert look.dark_above[centre].max() > 0  # found above the seam (the upper lip carries most of it)
+    assert max(look.dark_above.max(), look.dark_below.max()) <= SEAM_REACH * unit + 1e-6
+
+
 def test_a_smiling_photo_keeps_its_teeth_as_the_mouth_opens(smiling):
     photo, renderer = smiling
     assert renderer.painter.photo_teeth

@@ -25,6 +25,10 @@ IVORY = np.array([212, 204, 188], dtype=np.float32)  # the teeth's own colour, b
 # the inside, 0.06-0.5 of it.
 TEETH_LIGHT = 1.05  # of the skin's luminance, at the front teeth before their shading
 TEETH_CAST = 0.35  # how much of the skin's colour the teeth take
+# Between closed lips the photo's shadow is a line darker than the lips: as the lips part it would stay
+# on their edges as a dark rim around the teeth, so the interior covers it.
+SEAM_SHADE = 0.85  # of the lips' luminance
+SEAM_REACH = 0.02  # eye-corner distances: a seam's shadow is a line, not the lip's own shading
 # Tooth edges across the arch (in mouth half widths from the centre): central and lateral incisors, canines.
 TOOTH_EDGES = (0.0, 0.28, 0.5, 0.7)
 
@@ -76,24 +80,37 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
     # mouth's shade: as bright as the skin, as filmed teeth are.
     tint = (1 - TEETH_CAST) * IVORY / float(_luminance(IVORY)) + TEETH_CAST * skin_rgb / max(skin_light, 1.0)
     painted = np.clip(tint / float(_luminance(tint)) * TEETH_LIGHT * skin_light, 0, 255)
-    lips = np.concatenate([_sample(image, marks[[0, 17]] + (marks[[13, 14]] - marks[[0, 17]]) * f)
-                           for f in (0.35, 0.5, 0.65)])
+
     sides = [_sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
     left_light, right_light = (float(_luminance(x).mean()) if len(x) else skin_light for x in sides)
 
-    def dark_run(points: np.ndarray, direction: np.ndarray) -> np.ndarray:
-        """Pixels from each point along direction while the photo stays dark (at most 0.05 units)."""
-        steps = np.arange(1, max(int(0.05 * unit), 1) + 1)
+    lips = np.concatenate([_sample(image, marks[[0, 17]] + (marks[[13, 14]] - marks[[0, 17]]) * f)
+                           for f in (0.35, 0.5, 0.65)])
+    lip_light = float(_luminance(np.median(lips, axis=0))) if len(lips) else skin_light
+
+    def dark_run(points: np.ndarray, direction: np.ndarray, below: float, reach: float) -> np.ndarray:
+        """Pixels from each point along direction while the photo stays darker than `below` (at most
+        `reach` units)."""
+        steps = np.arange(1, max(int(reach * unit), 1) + 1)
         runs = []
         for point in points:
             seen = _sample(image, point + steps[:, None] * direction)
-            dark = _luminance(seen) < 0.55 * skin_light if len(seen) == len(steps) else np.zeros(0, bool)
+            dark = _luminance(seen) < below if len(seen) == len(steps) else np.zeros(0, bool)
             runs.append(float(np.argmin(dark)) if len(dark) and not dark.all() else float(len(dark)))
         return np.array(runs, np.float32)
 
+    def shadow(points: np.ndarray, direction: np.ndarray) -> np.ndarray:
+        """How far the photo's dark reaches beyond the lip: an open mouth's inside (darker than the
+        skin's deep shade), or the seam's shadow on the lip (darker than the lips, a thin line), even
+        along the lip so the painted edge stays smooth."""
+        run = np.maximum(dark_run(points, direction, 0.55 * skin_light, 0.05),
+                         dark_run(points, direction, SEAM_SHADE * lip_light, SEAM_REACH))
+        padded = np.pad(run, 1, mode="edge")
+        return (0.25 * padded[:-2] + 0.5 * padded[1:-1] + 0.25 * padded[2:]).astype(np.float32)
+
     return PhotoMouth(
-        dark_above=dark_run(marks[UPPER_INNER].astype(np.float64), -ey),
-        dark_below=dark_run(marks[LOWER_INNER].astype(np.float64), ey),
+        dark_above=shadow(marks[UPPER_INNER].astype(np.float64), -ey),
+        dark_below=shadow(marks[LOWER_INNER].astype(np.float64), ey),
         shows_teeth=bool(shows_teeth),
         open_gap_px=frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0,
         teeth_rgb=np.median(bright, axis=0) if shows_teeth else painted.astype(np.float32),
