@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -40,8 +39,7 @@ VIDEO_SUFFIXES = {".mpg", ".mpeg", ".mp4", ".mov", ".mkv", ".avi", ".webm"}
 CLOSED_REAL = 0.03  # a real mouth this open (in eye distances) is closed
 CLOSED_SHOWN = 0.06  # talker's mouth under this counts as showing it closed
 MAX_LAG = 3
-os.environ.setdefault("GLOG_minloglevel", "2")  # MediaPipe's C++ logging
-INNER_UPPER, INNER_LOWER, EYE_RIGHT, EYE_LEFT = 13, 14, 33, 263
+sys.path.insert(0, str(ROOT))
 
 
 def read_frames(path: Path) -> tuple[list[np.ndarray], float]:
@@ -60,24 +58,6 @@ def read_frames(path: Path) -> tuple[list[np.ndarray], float]:
         frames.append(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
     capture.release()
     return frames, fps
-
-
-def mouth_openings(frames: list[np.ndarray]) -> np.ndarray:
-    """The inner-lip opening over the eye-corner distance in each frame (NaN where no face is found)."""
-    import mediapipe as mp
-
-    out = np.full(len(frames), np.nan)
-    with mp.solutions.face_mesh.FaceMesh(static_image_mode=False, max_num_faces=1, refine_landmarks=True,
-                                         min_detection_confidence=0.3) as mesh:
-        for i, frame in enumerate(frames):
-            found = mesh.process(frame).multi_face_landmarks
-            if not found:
-                continue
-            h, w = frame.shape[:2]
-            points = np.array([(p.x * w, p.y * h) for p in found[0].landmark])
-            eyes = np.linalg.norm(points[EYE_RIGHT] - points[EYE_LEFT])
-            out[i] = np.linalg.norm(points[INNER_UPPER] - points[INNER_LOWER]) / eyes
-    return out
 
 
 def _pearson(a: np.ndarray, b: np.ndarray) -> float:
@@ -132,7 +112,11 @@ def render_clip(clip: Path, work: Path, talker_flags: list[str]) -> tuple[np.nda
     if done.returncode != 0:
         raise SystemExit(f"talker render failed on {clip.name} (exit {done.returncode}): {done.stderr.strip()}")
     rendered, _ = read_frames(video)
-    return mouth_openings(frames), mouth_openings(rendered)
+    # Both videos read as talker's renderer reads its own probes (photo.read_mouth_openings): FaceMesh
+    # tracking the face from frame to frame.
+    from talker_cli.photo import read_mouth_openings
+
+    return read_mouth_openings(frames), read_mouth_openings(rendered)
 
 
 def summary(rows: list[dict]) -> dict:
