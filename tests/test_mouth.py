@@ -124,7 +124,46 @@ def test_an_open_mouth_on_a_closed_lip_photo_shows_teeth_and_a_dark_cavity(close
     pixels = _mouth_pixels(photo, renderer, "aa")
     luminance = pixels @ [0.299, 0.587, 0.114]
     assert _teeth_share(pixels, skin) > 0.15  # upper teeth under the upper lip
-    assert np.mean(luminance < 0.35 * skin) > 0.2  # and a dark cavity behind them, not a grey band
+    # and a dark cavity behind them, not a grey band (both rows of teeth and the tongue cover the rest)
+    assert np.mean(luminance < 0.35 * skin) > 0.12
+
+
+def test_a_speech_sized_opening_shows_both_rows_of_teeth_with_a_dark_gap_between(tmp_path):
+    """Filmed speakers show their lower incisors in most open frames, beneath a thin dark gap under
+    the upper row: at 0.08 eye distances (an ordinary vowel) the opening's centre column runs upper
+    teeth, a dark gap, lower teeth, from the upper lip down, not teeth over a dark slot. (The GRID
+    photo at twice its size, so each row is several pixels.)"""
+    from PIL import Image
+
+    from talker_cli.face.frames import basis_weights
+
+    image = Image.open(DATA / "grid-s1-bbaf3s-0.png")
+    image.resize((image.width * 2, image.height * 2), Image.LANCZOS).save(tmp_path / "photo.png")
+    photo = load_photo(tmp_path / "photo.png", RenderConfig(max_side=720))
+    renderer = FrameRenderer(photo)
+    track = jaw_open(0.08)
+    frame = renderer.render(track, 0).astype(float)
+    upper, lower = renderer.rig.opening(basis_weights(track, 0, renderer.scale), from_lips=True)
+    centre = int(np.argmin(np.abs(upper[:, 0] - photo.landmarks_px[13][0])))
+    x = int(round(upper[centre, 0]))
+    top, bottom = int(np.floor(upper[centre, 1])), int(np.ceil(lower[centre, 1]))
+    column = frame[top:bottom + 1, x - 1:x + 2].mean(axis=1) @ [0.299, 0.587, 0.114]
+    gap = int(np.argmin(column))
+    upper_teeth = column[:gap].max()
+    assert column[gap] < 0.6 * upper_teeth, column.round()  # a dark gap under the upper teeth
+    assert np.sum(column[gap:] > 0.8 * upper_teeth) >= 2, column.round()  # the lower teeth under it
+
+
+def test_a_black_and_white_photo_gets_a_grey_mouth(tmp_path):
+    """The cavity and the tongue take their hue from the photo's lips: none in a grey photo, where a
+    red mouth would be the only colour in the frame."""
+    from PIL import Image
+
+    Image.open(DATA / "grid-s1-bbaf3s-0.png").convert("L").convert("RGB").save(tmp_path / "grey.png")
+    photo = load_photo(tmp_path / "grey.png", RenderConfig())
+    pixels = _mouth_pixels(photo, FrameRenderer(photo), "aa")
+    assert len(pixels) > 50
+    assert np.max(pixels.max(axis=1) - pixels.min(axis=1)) <= 6
 
 
 def test_the_shadow_between_closed_lips_is_covered_as_they_part_and_only_it(closed_lips):

@@ -16,9 +16,10 @@ from .rig import LOWER_INNER, UPPER_INNER, FaceRig, MouthFrame
 # Sizes in eye-corner distances (the face's unit): an upper incisor shows about 10 mm below the
 # lip, a lower one about 5 mm, on a face whose outer eye corners are 90-100 mm apart.
 UPPER_TOOTH = 0.1
-LOWER_TOOTH = 0.05
-# How open the mouth must be before the lower teeth clear the lower lip.
-LOWER_TEETH_FROM = 0.07
+LOWER_TOOTH = 0.06
+# How open the mouth must be before the lower teeth clear the lower lip: filmed speakers show their
+# lower incisors' edges in most open frames, beneath a thin dark gap under the upper row.
+LOWER_TEETH_FROM = 0.03
 IVORY = np.array([212, 204, 188], dtype=np.float32)  # the teeth's own colour, before the mouth's light
 # Filmed speakers' teeth (the brightest tenth inside an open mouth: 8 GRID clips, 3 natural ones) are
 # as bright as the skin beside the mouth, 0.76-1.11 of it, and take its cast; the darkest tenth of
@@ -42,6 +43,19 @@ def _sample(image: np.ndarray, points: np.ndarray) -> np.ndarray:
     xy = np.round(points).astype(int)
     inside = (xy[:, 0] >= 0) & (xy[:, 0] < image.shape[1]) & (xy[:, 1] >= 0) & (xy[:, 1] < image.shape[0])
     return image[xy[inside, 1], xy[inside, 0]].astype(np.float32)
+
+
+# The cavity and the tongue, as shares of the lips' colour channel by channel: redder than the lips,
+# the cavity much darker. A photo without colour (a black-and-white print) gets them without the hue.
+CAVITY_TINT = np.array([0.34, 0.17, 0.18], np.float32)
+TONGUE_TINT = np.array([1.05, 0.78, 0.8], np.float32)
+
+
+def _tint(rgb: np.ndarray, tint: np.ndarray) -> np.ndarray:
+    """`tint`, with its hue in proportion to how coloured `rgb` (the lips, the skin) is: none for grey."""
+    chroma = float((rgb.max() - rgb.min()) / max(float(rgb.max()), 1.0))
+    grey = float(_luminance(tint))
+    return (grey + min(chroma / 0.3, 1.0) * (tint - grey)).astype(np.float32)
 
 
 # Where the jaw parts between the inner lips of a photo whose upper teeth fill its opening (a smile):
@@ -78,7 +92,8 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
     shows_teeth = widest > 0.02 * unit and len(bright) >= max(3, len(inside) // 5)
     # Painted teeth take the photo's light and colour cast (a warm painting, a cold office), in the
     # mouth's shade: as bright as the skin, as filmed teeth are.
-    tint = (1 - TEETH_CAST) * IVORY / float(_luminance(IVORY)) + TEETH_CAST * skin_rgb / max(skin_light, 1.0)
+    ivory = _tint(skin_rgb, IVORY / float(_luminance(IVORY)))  # ivory's hue only in a photo with colour
+    tint = (1 - TEETH_CAST) * ivory + TEETH_CAST * skin_rgb / max(skin_light, 1.0)
     painted = np.clip(tint / float(_luminance(tint)) * TEETH_LIGHT * skin_light, 0, 255)
 
     sides = [_sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
@@ -128,8 +143,8 @@ class MouthPainter:
         self.cv2 = cv2
         self.rig = rig
         self.look = look
-        self.cavity_rgb = look.lip_rgb * np.array([0.34, 0.17, 0.18], np.float32)
-        self.tongue_rgb = np.clip(look.lip_rgb * np.array([1.05, 0.78, 0.8], np.float32), 0, 255)
+        self.cavity_rgb = look.lip_rgb * _tint(look.lip_rgb, CAVITY_TINT)
+        self.tongue_rgb = np.clip(look.lip_rgb * _tint(look.lip_rgb, TONGUE_TINT), 0, 255)
 
     @property
     def photo_teeth(self) -> bool:
@@ -183,24 +198,31 @@ class MouthPainter:
         cavity = self.cavity_rgb * (depth * (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 3))[..., None]
         # The tongue: its back low in the mouth, its tip raised towards the teeth by tongueOut.
         arch = np.clip(1 - u * u, 0.0, 1.0)
-        tongue_top = bottom - h * (0.4 + 0.9 * min(tongue, 0.5)) * np.exp(-((u / 0.45) ** 2))
+        tongue_top = bottom - h * (0.5 + 0.8 * min(tongue, 0.5)) * np.exp(-((u / 0.55) ** 2))
         tongue_shape = soft(ys - tongue_top) * arch ** 0.5
         tongue_shade = 0.55 + 0.45 * np.clip((ys - tongue_top) / (0.25 * h + 1), 0, 1) ** 0.5
         interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
         # The teeth: the upper row under the upper lip, the lower row only once the jaw has dropped,
         # both curving back (shorter and darker) towards the corners.
         upper_height = np.minimum(0.55 * h, UPPER_TOOTH * unit) * (1 - 0.45 * u * u)
-        lower_height = np.clip((h - LOWER_TEETH_FROM * unit) * 0.4, 0, LOWER_TOOTH * unit) * (1 - 0.5 * u * u)
+        # Under a photo's own upper teeth the whole opening is below the upper row: the lower one
+        # shows sooner.
+        lower_from = LOWER_TEETH_FROM * (0.3 if self.photo_teeth else 1.0) * unit
+        lower_height = np.clip((h - lower_from) * 0.5, 0, LOWER_TOOTH * unit) * (1 - 0.5 * u * u)
         if tongue > 0.2:  # TH: the tip lies between the teeth, over the upper row's edge
             upper_height = upper_height * (1 - 0.5 * np.exp(-((u / 0.35) ** 2)))
+        gaps = np.clip(sum(np.exp(-((np.abs(u) - e) * half / 0.45) ** 2) for e in TOOTH_EDGES), 0, 1)
+        # Each tooth's edge is rounded at its corners: the row's edge dips between the teeth.
+        notches = np.clip(sum(np.exp(-((np.abs(u) - e) * half / (0.007 * unit + 0.5)) ** 2) for e in TOOTH_EDGES), 0, 1)
+        upper_height = upper_height * (1 - 0.07 * notches)
+        lower_height = lower_height * (1 - 0.12 * notches)
         # A photo's own upper teeth stay above the split: only the lower row is painted under them.
         # Towards the corners the teeth turn away into the cheeks' shadow.
-        front = 1 - np.clip((np.abs(u) - 0.6) / 0.3, 0, 1) ** 2
+        front = 1 - np.clip((np.abs(u) - 0.7) / 0.3, 0, 1) ** 2
         upper_teeth = (0.0 if self.photo_teeth else 1.0) * soft(upper_height - below_top) * front
         lower_front = 1 - np.clip((np.abs(u) - 0.35) / 0.25, 0, 1) ** 2  # the lower arch is narrower
         lower_teeth = soft(lower_height - above_bottom) * (lower_height > 0.5) * lower_front
-        gaps = sum(np.exp(-((np.abs(u) - e) * half / 0.45) ** 2) for e in TOOTH_EDGES)
-        tooth_shade = (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 1.5) * (1 - 0.07 * np.clip(gaps, 0, 1))
+        tooth_shade = (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 1.5) * (1 - 0.15 * gaps)
         lip_shadow = 0.8 + 0.2 * np.clip(below_top / (0.35 * np.maximum(upper_height, 1)), 0, 1)
         upper_rgb = self.look.teeth_rgb * (tooth_shade * lip_shadow)[..., None]
         lower_rgb = self.look.teeth_rgb * (0.88 * tooth_shade)[..., None]
