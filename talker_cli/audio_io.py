@@ -28,7 +28,7 @@ def ffmpeg_exe() -> str:
 # Inputs reach ffmpeg as local files only, read by demuxers of plain audio: no network protocol,
 # and no playlist or concat format that would make ffmpeg open other files than the one given.
 AUDIO_DEMUXERS = ("wav,w64,mp3,flac,ogg,mov,mp4,m4a,matroska,webm,aac,aiff,caf,au,amr,wv,ape,asf,"
-                  "mpegts,avi,flv")
+                  "mpeg,mpegts,avi,flv")
 
 
 def ffmpeg_input(path: Path) -> list[str]:

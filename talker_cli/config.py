@@ -43,6 +43,9 @@ class AsrConfig:
     compute_type: str = "int8"
     language: str = ""  # empty: detected (Whisper base, multilingual); the job's --language wins
     cpu_fallback: bool = True  # run on the CPU when the GPU cannot fit this stage
+    # English that Whisper tiny.en is unsure of is read again by the bundled Whisper base, and the
+    # reading that fits the sound better is kept (asr.py); off: one reading, faster.
+    second_opinion: bool = True
 
 
 @dataclass(frozen=True)
@@ -251,7 +254,7 @@ RULES: dict[str, Rule] = {
         "default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16", "float16",
         "bfloat16", "float32")),
     "asr.language": Rule("a language code (en, zh, ...) or empty to detect it", pattern=r"|[a-z]{2,3}"),
-    "asr.cpu_fallback": _BOOL,
+    "asr.cpu_fallback": _BOOL, "asr.second_opinion": _BOOL,
     "llm.backend": Rule("auto, transformers or llama-cpp", choices=("auto", "transformers", "llama-cpp")),
     "llm.model": _PATH, "llm.device": _DEVICE,
     "llm.dtype": Rule("float32, bfloat16 or float16", choices=("float32", "bfloat16", "float16")),

@@ -402,7 +402,11 @@ class AsrStage(ModelStage):
         job.artifacts.transcript = transcript
         job.language, job.language_decided_by = recording_language(transcript, job)
         job.artifacts.script = transcript_script(transcript, job)
-        return {"words": len(transcript.words), "language": transcript.language}
+        details = {"words": len(transcript.words), "language": transcript.language}
+        readings = getattr(self.engine, "readings", {})
+        if readings.get("unsure_windows"):  # English read twice: how often the second reading won
+            details["second_opinion"] = dict(readings)
+        return details
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
         return {"audio_sha256": job.input_hashes.get("audio_sha256"), "asr": asdict(job.placed("asr")),

@@ -3,7 +3,7 @@
 Cepstra describe a voice as much as what it says; the encoder of a multilingual recogniser was
 trained to describe what is said in any voice, so a synthesis and a recording of the same words
 look alike in it. The warp (synthesis_alignment) matches the two sounds on both. The model is the
-multilingual Whisper base the ASR uses (asr.multilingual_whisper), run on the CPU.
+multilingual Whisper base the ASR uses (whisper_models.multilingual_whisper), run on the CPU.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class WhisperFrames:
             from faster_whisper.feature_extractor import FeatureExtractor
         except ImportError:
             raise ModelMissingError("faster-whisper is not installed; run: pip install faster-whisper") from None
-        from .asr import multilingual_whisper
+        from .whisper_models import multilingual_whisper
 
         self.model = ctranslate2.models.Whisper(str(multilingual_whisper()), device="cpu", compute_type="int8")
         self.mel = FeatureExtractor(feature_size=80)

@@ -208,7 +208,7 @@ def test_an_english_recording_is_transcribed_by_the_english_model(tmp_path, face
 
 
 def test_the_multilingual_model_is_assembled_once_into_the_cache(tmp_path, monkeypatch):
-    from talker_cli.asr import multilingual_whisper
+    from talker_cli.whisper_models import multilingual_whisper
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     folder = multilingual_whisper()
@@ -942,3 +942,43 @@ def test_speaker_chooses_the_mandarin_voice_from_the_command_line(tmp_path):
     assert result.exit_code == 0, result.stderr
     tts = next(s for s in json.loads(result.stdout)["stages"] if s["name"] == "tts")
     assert tts["model"] == "Kokoro-82M int8, voice zm_yunxi"
+
+
+class _WordsWhisper:
+    """An English Whisper's answer: its words, each with the probability it gives it."""
+
+    def __init__(self, said: str, probability: float):
+        self.said, self.probability, self.asked = said, probability, 0
+
+    def transcribe(self, samples, language=None, **options):
+        from types import SimpleNamespace
+
+        self.asked += 1
+        words = [SimpleNamespace(word=f" {w}", start=0.2 + 0.4 * i, end=0.5 + 0.4 * i, probability=self.probability)
+                 for i, w in enumerate(self.said.split())]
+        segment = _Segment(self.said, False)
+        segment.words, segment.end = words, words[-1].end
+        return iter([segment]), SimpleNamespace(language=language)
+
+
+@pytest.mark.parametrize("sure, config_on, better, said, second_asked", [
+    (0.9, True, "second", "bimplo every", 0),  # tiny.en sure of its words: one reading
+    (0.5, True, "second", "bin blue now", 1),  # unsure: base read it, and its words fit better
+    (0.5, True, "first", "bimplo every", 1),  # unsure, but its own words fit better
+    (0.5, False, "second", "bimplo every", 0),  # asr.second_opinion off
+])
+def test_english_tiny_whisper_is_unsure_of_is_read_again_and_the_better_fit_kept(sure, config_on, better, said,
+                                                                                 second_asked):
+    from talker_cli.artifacts import Speech
+    from talker_cli.asr import FasterWhisperAsr
+    from talker_cli.config import AsrConfig
+
+    asr = FasterWhisperAsr(AsrConfig(second_opinion=config_on), language="en")
+    asr.paths["multilingual"] = Path("whisper-base")
+    tiny, base = _WordsWhisper("bimplo every", sure), _WordsWhisper("bin blue now", 0.9)
+    asr.models = {"given": tiny, "multilingual": base}
+    asr.fit = lambda samples, text: 0.0 if (text.startswith("bin") == (better == "second")) else -100.0
+    transcript = asr.transcribe(Speech(np.zeros(3 * 16000, np.float32), 16000, "recording"))
+    assert transcript.text == said and " ".join(w.text for w in transcript.words) == said
+    assert base.asked == second_asked
+    assert asr.readings["stretches_from_second"] == (better == "second" and second_asked)

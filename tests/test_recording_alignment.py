@@ -283,3 +283,70 @@ def decode_audio_of(speech) -> np.ndarray:
     from talker_cli.audio_io import resample
 
     return resample(speech.samples, speech.sample_rate, 16000)
+
+
+def test_each_stretch_keeps_the_reading_that_fits_its_sound_better():
+    """Of two ASR readings, the second's words replace the first's only in the stretch where they fit
+    the audio better; the second's words go to the stretch their middle falls in."""
+    from talker_cli.aligners.readings import better_reading
+    from talker_cli.artifacts import Transcript
+
+    first_words = words_every(60, 0.5, gap_every=30)  # two stretches of 30 words, a pause between
+    cut = (first_words[29].end_s + first_words[30].start_s) / 2
+    assert [len(s.words) for s in plan_spans(first_words, first_words[-1].end_s + 0.5)] == [30, 30]
+    # the second reading: the first stretch heard the same, the second as "x0 .. x29"
+    second_words = first_words[:30] + tuple(Word(f"x{i}", w.start_s, w.end_s) for i, w in enumerate(first_words[30:]))
+    first = Transcript(" ".join(w.text for w in first_words), first_words, "en")
+    second = Transcript(" ".join(w.text for w in second_words), second_words, "en")
+    rate = 100
+    samples = np.zeros(int((first_words[-1].end_s + 0.5) * rate), np.float32)
+    fitted: list[tuple[float, str]] = []
+
+    def fit(audio, text):  # the x-words fit best
+        fitted.append((len(audio) / rate, text.split()[0]))
+        return -1.0 if text.startswith("x") else -5.0
+
+    choice = better_reading(samples, rate, first, second, fit)
+    assert (choice.stretches, choice.taken) == (1, 1)
+    assert [w.text for w in choice.transcript.words] == [w.text for w in second_words]
+    assert choice.transcript.text == second.text
+    assert sorted(t for _, t in fitted) == ["w30", "x0"]  # only the stretch read differently was fitted
+    assert all(abs(seconds - (len(samples) / rate - cut)) < 0.02 for seconds, _ in fitted)
+
+    choice = better_reading(samples, rate, first, second, lambda audio, text: -1.0 if text.startswith("w") else -5.0)
+    assert (choice.stretches, choice.taken) == (1, 0) and choice.transcript is first
+
+
+def test_a_reading_that_fits_no_better_keeps_the_first_and_punctuation_is_no_difference():
+    from talker_cli.aligners.readings import better_reading
+    from talker_cli.artifacts import Transcript
+
+    words = (Word("Bin", 0.2, 0.4), Word("blue", 0.4, 0.7), Word("now.", 0.8, 1.1))
+    same = (Word("bin", 0.2, 0.4), Word("Blue,", 0.4, 0.7), Word("now", 0.8, 1.1))
+    asked = []
+    choice = better_reading(np.zeros(16000, np.float32), 16000, Transcript("Bin blue now.", words, "en"),
+                            Transcript("bin Blue, now", same, "en"), lambda a, t: asked.append(t) or 0.0)
+    assert (choice.stretches, choice.taken, asked) == (0, 0, [])
+    assert choice.transcript.text == "Bin blue now."
+
+
+@needs_speech
+def test_the_aligner_fits_what_was_said_better_than_what_a_small_whisper_misheard(aligner):
+    """GRID's command sentences, as Whisper tiny.en heard them, against their true words."""
+    from talker_cli.aligners.readings import better_reading
+    from talker_cli.artifacts import Transcript
+
+    grid = SPEECH.parent / "mouth" / "grid-s1"
+    if not grid.is_dir():
+        pytest.skip(f"GRID clips not found at {grid}")
+    misheard = {"bbaf3s": "Bimplo every soon.", "brif7a": "Been right in F7 again.",
+                "lray6p": "Leave red at y6 please."}
+    for name, heard in misheard.items():
+        samples = decode_audio(grid / f"{name}.mpg", 16000)
+        said = [line.split() for line in (grid / f"{name}.align").read_text().splitlines()]
+        true = [Word(w, int(a) / 25000, int(b) / 25000) for a, b, w in said if w not in ("sil", "sp")]
+        assert aligner.fit(samples, " ".join(w.text for w in true)) > aligner.fit(samples, heard), name
+        guessed = [Word(w, true[0].start_s + i * 0.3, true[0].start_s + i * 0.3 + 0.25) for i, w in enumerate(heard.split())]
+        choice = better_reading(samples, 16000, Transcript(heard, tuple(guessed), "en"),
+                                Transcript(" ".join(w.text for w in true), tuple(true), "en"), aligner.fit)
+        assert choice.taken == 1 and [w.text for w in choice.transcript.words] == [w.text for w in true], name

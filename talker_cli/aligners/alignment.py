@@ -11,6 +11,7 @@ Backends:
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Protocol
@@ -201,6 +202,23 @@ class PocketsphinxAligner:
                 b = _frame_time(phone.start + phone.duration, offset_s, ALIGN_FRAME_RATE)
                 phones.append(Phone(arpabet_label(phone.name), a, b))
         return phones, spans
+
+    def fit(self, samples: np.ndarray, text: str) -> float:
+        """How well a text fits one span of audio: the score of pocketsphinx's best path through its
+        words (log units, 0 at best; the same audio's readings compare by it); -inf when none."""
+        words = self.dictionary_words(text)
+        if not words:
+            return -math.inf
+        try:
+            pcm = _pcm16(samples)
+            self.decoder.set_align_text(" ".join(words))
+            self._decode(self.decoder, pcm)
+        except (AlignmentFailed, RuntimeError):
+            return -math.inf
+        hypothesis = self.decoder.hyp()
+        if hypothesis is None or hypothesis.score <= 0:
+            return -math.inf
+        return float(self.decoder.get_logmath().log(hypothesis.score))
 
     def recognize(self, samples: np.ndarray, offset_s: float) -> list[Phone]:
         """Phones heard in one span of audio, with no transcript (pocketsphinx's allphone mode)."""
