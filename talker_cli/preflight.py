@@ -110,7 +110,9 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
         if config.asr.backend == "openai-whisper":
             dtype = "float16" if uses_gpu(config.asr.device) else "float32"
             return model_specs.spec_from_whisper_checkpoint(Path(asr.model_path), dtype)
-        return model_specs.spec_from_ctranslate2(Path(asr.model_path))
+        # both Whispers stay loaded in the stage where a second one may read (asr.py): planned together
+        specs = [model_specs.spec_from_ctranslate2(Path(folder)) for folder in asr.paths.values()]
+        return replace(specs[0], name="+".join(s.name for s in specs), external_bytes=sum(s.external_bytes for s in specs))
     if stage == "tts" and config.tts.backend == "coqui":
         from .voices.coqui_tts import model_files
 

@@ -947,8 +947,11 @@ def test_speaker_chooses_the_mandarin_voice_from_the_command_line(tmp_path):
 class _WordsWhisper:
     """An English Whisper's answer: its words, each with the probability it gives it."""
 
-    def __init__(self, said: str, probability: float):
-        self.said, self.probability, self.asked = said, probability, 0
+    def __init__(self, said: str, probability: float, doubtful: bool = False):
+        self.said, self.probability, self.doubtful, self.asked = said, probability, doubtful, 0
+
+    def detect_language(self, samples):
+        return "en", 0.9, [("en", 0.9)]
 
     def transcribe(self, samples, language=None, **options):
         from types import SimpleNamespace
@@ -956,7 +959,7 @@ class _WordsWhisper:
         self.asked += 1
         words = [SimpleNamespace(word=f" {w}", start=0.2 + 0.4 * i, end=0.5 + 0.4 * i, probability=self.probability)
                  for i, w in enumerate(self.said.split())]
-        segment = _Segment(self.said, False)
+        segment = _Segment(self.said, self.doubtful)
         segment.words, segment.end = words, words[-1].end
         return iter([segment]), SimpleNamespace(language=language)
 
@@ -982,3 +985,17 @@ def test_english_tiny_whisper_is_unsure_of_is_read_again_and_the_better_fit_kept
     assert transcript.text == said and " ".join(w.text for w in transcript.words) == said
     assert base.asked == second_asked
     assert asr.readings["stretches_from_second"] == (better == "second" and second_asked)
+
+
+def test_a_recording_perhaps_not_english_has_its_language_detected_before_any_second_reading():
+    from talker_cli.artifacts import Speech
+    from talker_cli.asr import FasterWhisperAsr
+    from talker_cli.config import AsrConfig
+
+    asr = FasterWhisperAsr(AsrConfig())  # the language to detect
+    asr.paths["multilingual"] = Path("whisper-base")
+    tiny, base = _WordsWhisper("bimplo every", 0.5, doubtful=True), _WordsWhisper("bin blue now", 0.9)
+    asr.models = {"given": tiny, "multilingual": base}
+    asr.fit = lambda samples, text: 0.0 if text.startswith("bin") else -100.0
+    transcript = asr.transcribe(Speech(np.zeros(3 * 16000, np.float32), 16000, "recording"))
+    assert transcript.text == "bimplo every" and base.asked == 0  # detected English: tiny.en's, read once

@@ -429,3 +429,18 @@ def test_check_gpu_plans_the_job_render_would_run_with_the_same_language_and_voi
         if code:
             rendered = runner.invoke(app, ["render", "--photo", "samples/face.png", *prompt, *extra, "-o", str(tmp_path / "x.mp4")])
             assert rendered.exit_code == code and checked.stderr == rendered.stderr
+
+
+def test_the_asr_stage_is_planned_with_both_whispers_where_a_second_may_read():
+    """English that tiny.en is unsure of is read again by Whisper base in the same stage: both
+    models are held, so both are planned; with one reading, tiny.en alone."""
+    from talker_cli.config import load_config
+    from talker_cli.model_specs import spec_from_ctranslate2
+    from talker_cli.preflight import default_spec
+    from talker_cli.whisper_models import bundled_whisper, multilingual_whisper
+
+    tiny, base = spec_from_ctranslate2(bundled_whisper()), spec_from_ctranslate2(multilingual_whisper())
+    both = default_spec("asr", load_config("cpu", {"asr": {"device": "cuda"}}))
+    assert both.external_bytes == tiny.external_bytes + base.external_bytes
+    one = default_spec("asr", load_config("cpu", {"asr": {"device": "cuda", "second_opinion": False, "language": "en"}}))
+    assert one.external_bytes == tiny.external_bytes
