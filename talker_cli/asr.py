@@ -133,7 +133,7 @@ class FasterWhisperAsr:
         self.meter: Meter = no_meter  # the seconds transcribed, for the user
         self.paths: dict[str, Path] = {"given": Path(self.model_path)}
         self.fit = None  # the aligner's measure of how well a reading fits the sound, loaded when needed
-        self.readings = {"unsure_windows": 0, "stretches_read_differently": 0, "stretches_from_second": 0}
+        self.readings: dict[str, int] = {}  # the last recording's second readings, counted in transcribe
 
     def locate(self) -> None:
         path = Path(self.model_path)
@@ -168,6 +168,8 @@ class FasterWhisperAsr:
         return self.models[which]
 
     def transcribe(self, speech: Speech) -> Transcript:
+        # Counted per recording: the engine stays loaded for every job of a batch.
+        self.readings = {"unsure_windows": 0, "stretches_read_differently": 0, "stretches_from_second": 0}
         if not self.multilingual:  # a model of the user's, or English asked for
             return self.transcribe_with("given", speech, self.language)
         if self.language:

@@ -981,10 +981,12 @@ def test_english_tiny_whisper_is_unsure_of_is_read_again_and_the_better_fit_kept
     tiny, base = _WordsWhisper("bimplo every", sure), _WordsWhisper("bin blue now", 0.9)
     asr.models = {"given": tiny, "multilingual": base}
     asr.fit = lambda samples, text: 0.0 if (text.startswith("bin") == (better == "second")) else -100.0
-    transcript = asr.transcribe(Speech(np.zeros(3 * 16000, np.float32), 16000, "recording"))
-    assert transcript.text == said and " ".join(w.text for w in transcript.words) == said
-    assert base.asked == second_asked
-    assert asr.readings["stretches_from_second"] == (better == "second" and second_asked)
+    for _ in range(2):  # two jobs of a batch, one engine: each recording's readings counted alone
+        transcript = asr.transcribe(Speech(np.zeros(3 * 16000, np.float32), 16000, "recording"))
+        assert transcript.text == said and " ".join(w.text for w in transcript.words) == said
+        assert asr.readings["unsure_windows"] == second_asked
+        assert asr.readings["stretches_from_second"] == (better == "second" and second_asked)
+    assert base.asked == 2 * second_asked
 
 
 def test_a_recording_perhaps_not_english_has_its_language_detected_before_any_second_reading():

@@ -182,8 +182,7 @@ class PocketsphinxAligner:
         """Forced alignment of known words to one span of audio; AlignmentFailed when there is no path."""
         pcm = _pcm16(samples)
         try:
-            self.decoder.set_align_text(" ".join(words))
-            self._decode(self.decoder, pcm)  # word-level pass
+            self._word_pass(pcm, words)
             self.decoder.set_alignment()  # fails when that pass found no path through the words
             self._decode(self.decoder, pcm)  # phone-level pass
             alignment = self.decoder.get_alignment()
@@ -210,9 +209,7 @@ class PocketsphinxAligner:
         if not words:
             return -math.inf
         try:
-            pcm = _pcm16(samples)
-            self.decoder.set_align_text(" ".join(words))
-            self._decode(self.decoder, pcm)
+            self._word_pass(_pcm16(samples), words)
         except (AlignmentFailed, RuntimeError):
             return -math.inf
         hypothesis = self.decoder.hyp()
@@ -235,6 +232,11 @@ class PocketsphinxAligner:
             raise AlignmentFailed(str(error)) from None
         at = lambda frame: _frame_time(frame, offset_s, RECOGNIZE_FRAME_RATE)  # noqa: E731
         return [Phone(arpabet_label(s.word), at(s.start_frame), at(s.end_frame + 1)) for s in self.recognizer.seg()]
+
+    def _word_pass(self, pcm: bytes, words: list[str]) -> None:
+        """pocketsphinx's search for the best path through these words (the first of forced alignment)."""
+        self.decoder.set_align_text(" ".join(words))
+        self._decode(self.decoder, pcm)
 
     @staticmethod
     def _decode(decoder, pcm: bytes) -> None:

@@ -10,13 +10,13 @@ the reading that fits best. Nothing is invented: every word is one of the two mo
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..artifacts import Transcript, Word
+from .alignment import tokenize
 from .recording_alignment import plan_spans
 
 Fit = Callable[[np.ndarray, str], float]  # how well a text fits a stretch of audio (higher is better)
@@ -33,10 +33,6 @@ def _said(words: list[Word]) -> str:
     return " ".join(w.text for w in words)
 
 
-def _plain(text: str) -> str:
-    return " ".join(re.sub(r"[^\w']+", " ", text.lower()).split())
-
-
 def better_reading(samples: np.ndarray, rate: int, first: Transcript, second: Transcript, fit: Fit) -> Choice:
     """`first`, with each stretch where `second` reads differently and fits the audio better
     replaced by `second`'s words there."""
@@ -44,13 +40,13 @@ def better_reading(samples: np.ndarray, rate: int, first: Transcript, second: Tr
     if not first.words or not second.words:
         return Choice(first, 0, 0)
     words, stretches, taken = [], 0, 0
-    spans = plan_spans(first.words, duration_s)
-    for span in spans:
-        last = span is spans[-1]
+    spans = plan_spans(first.words, duration_s)  # consecutive, from 0 to the end
+    middles = [(w.start_s + w.end_s) / 2 for w in second.words]
+    stretch_of = np.searchsorted([span.end_s for span in spans[:-1]], middles, side="right")
+    for i, span in enumerate(spans):
         own = list(span.words)
-        rival = [w for w in second.words
-                 if span.start_s <= (w.start_s + w.end_s) / 2 < span.end_s or (last and (w.start_s + w.end_s) / 2 >= span.end_s)]
-        if _plain(_said(own)) == _plain(_said(rival)):
+        rival = [w for w, k in zip(second.words, stretch_of) if k == i]
+        if tokenize(_said(own)) == tokenize(_said(rival)):  # the same words to the aligner
             words += own
             continue
         stretches += 1
