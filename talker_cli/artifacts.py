@@ -84,6 +84,12 @@ class VisemeSegment:
     viseme: str
     start_s: float
     end_s: float
+    shape: str = ""  # the mouth's own pose where the sound's differs from its viseme's (W: the lips nearly shut)
+
+    @property
+    def pose(self) -> str:
+        """The mouth pose drawn for this segment (face/blendshapes.py's table)."""
+        return self.shape or self.viseme
 
 
 @dataclass(frozen=True, eq=False)

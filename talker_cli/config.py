@@ -85,7 +85,8 @@ class AlignmentConfig:
 @dataclass(frozen=True)
 class VisemeConfig:
     # How early the mouth may start moving before the first sound: filmed speakers' mouths move a
-    # median 0.24 s before it (bench/mouth.py's clips).
+    # median 0.24 s before it (bench/mouth.py's clips), parting the lips for breath; the same length
+    # of every pause before a sound is drawn as that breath (face/blendshapes.with_breaths).
     anticipation_s: float = 0.3
     # Rhubarb Lip Sync finds 0.05-0.07 s good minimum durations for its mouths. On hand-labelled speech
     # (bench/lipsync.py) 0.05 for every shape agreed best with the labels, and closures, the shape

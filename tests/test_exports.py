@@ -16,12 +16,13 @@ import pytest
 from typer.testing import CliRunner
 
 from talker_cli.cli import app
+from talker_cli.face.visemes import VISEMES
 
 from .conftest import ROOT, ffprobe, still_preset
 
 runner = CliRunner()
 ALL_FORMATS = "arkit-json,livelink,gltf,glb,rhubarb-tsv,rhubarb-json,rhubarb-xml,rhubarb-dat,vrm,srt,vtt"
-TEXT = "[happy] Hello, my big friend. [sad] I lost my map in the park."
+TEXT = "[happy] Hello, my big friend. [sad] We lost my map in the park."  # W: a pose of its own inside U
 PRESTON_BLAIR = {"MBP", "etc", "E", "AI", "O", "U", "FV", "L", "rest"}
 
 
@@ -63,6 +64,7 @@ def test_arkit_json_has_all_52_names_weights_in_range_and_one_row_per_frame(lips
     assert weights.shape == (round(manifest["speech_s"] * 25), 52)
     assert weights.min() >= 0 and weights.max() <= 1
     assert len(track["head_rotation_deg"]["frames"]) == len(weights)
+    assert {v for v, _, _ in track["visemes"]} <= set(VISEMES) and "U" in {v for v, _, _ in track["visemes"]}  # "We"
 
 
 def test_livelink_csv_has_the_apps_exact_header_and_one_row_per_frame(lipsync_text):

@@ -229,6 +229,27 @@ def test_the_mouth_shapes_ahead_of_the_sound():
     assert before > after + 0.01
 
 
+def test_the_lips_part_for_breath_before_speaking_and_shut_again_for_an_opening_b():
+    """Filmed speakers open their mouths for breath before they speak, then close them for a B."""
+    phones = [("SIL", 0, 0.8), ("B", 0.8, 0.87), ("AA", 0.87, 1.2), ("SIL", 1.2, 2.0)]
+    opening = track_opening(_track(phones, 2.0))
+    centres = (np.arange(len(opening)) + 0.5) / 25
+    assert opening[centres < 0.8 - VisemeConfig().anticipation_s].max() == 0  # at rest until the breath
+    assert opening[(centres > 0.5) & (centres < 0.8)].max() > 0.05  # lips parted for breath
+    assert opening[(centres > 0.8) & (centres < 0.87)].max() < 0.01  # and shut for the B
+    assert opening[centres > 1.25].max() == 0  # no breath after the last sound
+    still = VisemeConfig(anticipation_s=0.0)  # a mouth told not to move before the sound does not breathe
+    segments = viseme_track([Phone(*p) for p in phones], still)
+    track = blendshape_track(segments, 2.0, still, RenderConfig(head_motion=0, blink_rate=0))
+    assert track_opening(track)[centres < 0.8].max() == 0
+
+
+def test_a_long_pause_rests_and_the_lips_part_for_breath_before_the_next_phrase():
+    opening = track_opening(_track([("AA", 0.2, 0.5), ("SIL", 0.5, 1.5), ("F", 1.5, 1.6), ("AA", 1.6, 1.8)], 2.0))
+    assert opening[int(0.9 * 25)] < 0.02  # a second's pause rests
+    assert opening[int(1.35 * 25)] > 0.05  # and the lips part before the next phrase, though it starts on an F
+
+
 def test_the_mouth_benchmark_finds_the_lag_the_range_and_the_closed_frames():
     from mouth import compare
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from talker_cli.artifacts import Phone, VisemeSegment
-from talker_cli.face.blendshapes import INDEX, NAMES, blendshape_track, blink_times, mouth_weights
+from talker_cli.face.blendshapes import INDEX, NAMES, blendshape_track, blink_times, mouth_weights, track_opening
 from talker_cli.config import RenderConfig, VisemeConfig
 from talker_cli.face.visemes import (
     VISEMES, enforce_min_duration, hold_short_pauses, phones_to_segments, viseme_track,
@@ -23,8 +23,26 @@ def test_every_viseme_is_in_the_ovr_set():
 
 
 def test_hh_takes_the_shape_of_the_next_sound_and_equal_neighbours_join():
-    phones = [Phone("HH", 0.0, 0.1), Phone("UW", 0.1, 0.3), Phone("W", 0.3, 0.4)]
+    phones = [Phone("HH", 0.0, 0.1), Phone("UW", 0.1, 0.3), Phone("UH", 0.3, 0.4)]
     assert phones_to_segments(phones) == [seg("U", 0.0, 0.4)]
+
+
+def test_w_keeps_its_viseme_and_its_own_nearly_shut_lips_through_the_rules():
+    """W exports as U (its viseme in every set) but is drawn with lips nearly shut, as filmed
+    speakers' are, where U's stay open: its pose must survive HH, short pauses and the minimum."""
+    phones = [Phone("SIL", 0, 0.3), Phone("HH", 0.3, 0.33), Phone("W", 0.33, 0.36), Phone("UW", 0.36, 0.5),
+              Phone("SIL", 0.5, 0.55), Phone("W", 0.55, 0.62), Phone("SIL", 0.62, 0.66), Phone("AA", 0.66, 0.8),
+              Phone("SIL", 0.8, 1.5)]
+    segments = viseme_track(phones, VisemeConfig())
+    assert [(s.viseme, s.pose) for s in segments] == [
+        ("sil", "sil"), ("U", "W"), ("U", "U"), ("U", "W"), ("aa", "aa"), ("sil", "sil")]
+    assert segments[3].end_s == pytest.approx(0.66)  # the short pause after W held W's pose
+    assert all(s.end_s - s.start_s >= VisemeConfig().min_shape_s - 1e-9 for s in segments)
+    for_w, for_u = (track_opening(blendshape_track(
+        viseme_track([Phone("SIL", 0, 0.4), Phone(sound, 0.4, 0.5), Phone("AA", 0.5, 0.7), Phone("SIL", 0.7, 1.2)],
+                     VisemeConfig()), 1.2, VisemeConfig(), RenderConfig(blink_rate=0, head_motion=0)))
+        for sound in ("W", "UW"))
+    assert for_w[10] < 0.6 * for_u[10]  # frame centre 0.42 s: "wa" against "ooa"
 
 
 def test_gaps_between_phones_become_silence():

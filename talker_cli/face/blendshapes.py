@@ -106,9 +106,17 @@ def _both(**values: float) -> np.ndarray:
 # GRID clips of one speaker and 3 clips of natural speech, the fit drawn towards a phonetic table and
 # checked on clips it was not fitted on); the rounded shapes (U, O, R) are set lower than the fit, as a
 # puckered mouth reads wider open than it is asked to (FaceMesh on the frame, as on the filmed
-# speaker); MOUTH_GAIN undoes the fit's shrinkage towards the mean, so the mouth opens as far as the
+# speaker); R and W hold their nearly shut, rounded lips as firmly as a closure (the filmed speaker's
+# lips are shut in half of their frames, where a weaker R took its vowel's opening); MOUTH_GAIN undoes the fit's shrinkage towards the mean, so the mouth opens as far as the
 # filmed one (with each photo's renderer calibrated to be seen opening as far as asked, face/calibration.py).
 MOUTH_GAIN = 1.35
+# Filmed speakers part their lips for breath before they speak: the mouth opens to about 0.1 eye
+# distances some 0.2-0.3 s before the first sound after a rest (the anticipation, VisemeConfig), and
+# stays parted through the pauses of fluent speech; an opening B, P or M closes it again
+# (bench/mouth.py's clips). The breath yields to every sound's shape, so it shows only in the pause.
+BREATH_RISE_S = 0.08
+BREATH_OPENING = 0.07
+BREATH_DOMINANCE = 0.5
 VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
     "sil": (0.007, 0.02, {}),
     "PP": (0.0, 13.0, dict(close=1.0, pucker=0.1)),
@@ -119,12 +127,14 @@ VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
     "CH": (0.105, 3.1, dict(funnel=0.55, pucker=0.2, upper=0.2)),
     "SS": (0.03, 0.2, dict(stretch=0.35, smile=0.15, upper=0.15)),
     "nn": (0.01, 0.46, dict(stretch=0.1, tongue=0.1)),
-    "RR": (0.01, 7.0, dict(pucker=0.4, funnel=0.3)),
+    "RR": (0.01, 13.0, dict(pucker=0.4, funnel=0.3)),
     "aa": (0.125, 4.8, dict(lower=0.3, upper=0.1)),
     "E": (0.115, 9.0, dict(stretch=0.35, smile=0.2, lower=0.2)),
     "I": (0.095, 8.7, dict(stretch=0.3, smile=0.35, upper=0.1)),
     "O": (0.05, 16.0, dict(funnel=0.6, pucker=0.3)),
     "U": (0.025, 9.4, dict(pucker=0.8, funnel=0.4)),
+    "W": (0.01, 13.0, dict(pucker=0.6, funnel=0.2)),  # not a viseme: W's own pose inside U (visemes.PHONE_SHAPES)
+    "breath": (BREATH_OPENING, BREATH_DOMINANCE, {}),  # not a viseme: the lips parted in a pause (with_breaths)
 }
 VISEME_POSES = {v: _pose(opening * MOUTH_GAIN, **lips) for v, (opening, _, lips) in VISEME_SHAPES.items()}
 DOMINANCE = {v: dominance for v, (_, dominance, _) in VISEME_SHAPES.items()}
@@ -172,15 +182,34 @@ def _coarticulate(signal: np.ndarray, lookahead_s: float, carryover_s: float, ra
 SETTLE_S = 0.1
 
 
+def with_breaths(segments: Sequence[VisemeSegment], breath_s: float) -> list[VisemeSegment]:
+    """The last breath_s of every pause before a sound (all of a shorter pause) becomes a breath
+    (none when breath_s is 0: a mouth that must not move before the sound)."""
+    out: list[VisemeSegment] = []
+    for seg, following in zip(segments, [*segments[1:], None]):
+        if seg.viseme != "sil" or following is None or following.viseme == "sil" or breath_s <= 0:
+            out.append(seg)
+            continue
+        breath_from = max(seg.start_s, seg.end_s - breath_s)
+        if breath_from > seg.start_s:
+            out.append(VisemeSegment("sil", seg.start_s, breath_from))
+        out.append(VisemeSegment("breath", breath_from, seg.end_s))
+    return out
+
+
 def speech_envelope(segments: Sequence[VisemeSegment], n_fine: int, lead_s: float, release_s: float) -> np.ndarray:
     """1 while the face speaks, 0 at rest: the mouth leaves its rest over the lead_s before the first
-    sound (a smooth rise, no jump); it closes over the last SETTLE_S of the last sound (no earlier than that sound's
-    start) and is relaxed within release_s (one frame) after it, however slow the transitions are."""
+    sound (a smooth rise, no jump), or over the first BREATH_RISE_S of a breath before it; it closes
+    over the last SETTLE_S of the last sound (no earlier than that sound's start) and is relaxed within
+    release_s (one frame) after it, however slow the transitions are."""
     t = np.arange(n_fine) / _SIGNAL_HZ
     spoken = [s for s in segments if s.viseme != "sil"]
     if not spoken:
         return np.zeros(n_fine, dtype=np.float32)
     first, last = spoken[0].start_s, spoken[-1].end_s
+    if spoken[0].viseme == "breath":  # the breath is the anticipation: the lips part at its start
+        lead_s = min(BREATH_RISE_S, spoken[0].end_s - spoken[0].start_s)
+        first += lead_s
     settle_from = max(last - SETTLE_S, spoken[-1].start_s)
     envelope = np.clip(1.0 - (t - settle_from) / (last + release_s - settle_from), 0.0, 1.0)
     if lead_s > 0:  # the mouth leaves its rest smoothly over the lead, not with a jump at its start
@@ -200,9 +229,10 @@ def smoothed_targets(segments: Sequence[VisemeSegment], duration_s: float, fps: 
     takes the shape of its neighbours. `poses` may be any per-viseme table (the ARKit mouth shapes,
     VRM's vowels)."""
     dominance = DOMINANCE if dominance is None else dominance
+    segments = with_breaths(segments, config.anticipation_s)
     n_frames = frame_count(duration_s, fps)
     n_fine = int(np.ceil(n_frames / fps * _SIGNAL_HZ)) + 1
-    names = sorted({seg.viseme for seg in segments} | {"sil"}, key=list(poses).index)
+    names = sorted({seg.pose for seg in segments} | {"sil"}, key=list(poses).index)
     column = {name: i for i, name in enumerate(names)}
     where = np.zeros((n_fine, len(names)), dtype=np.float32)
     where[:, column["sil"]] = 1.0  # before, between and after the segments
@@ -210,7 +240,7 @@ def smoothed_targets(segments: Sequence[VisemeSegment], duration_s: float, fps: 
         a = max(int(round(seg.start_s * _SIGNAL_HZ)), 0)
         b = max(int(round(seg.end_s * _SIGNAL_HZ)), 0)
         where[a:b] = 0.0
-        where[a:b, column[seg.viseme]] = 1.0
+        where[a:b, column[seg.pose]] = 1.0
     spread = _coarticulate(where, config.lookahead_s, config.smoothing_s, _SIGNAL_HZ)
     weight = np.clip(spread, 0.0, None) * np.array([dominance[name] for name in names], dtype=np.float32)
     blended = (weight @ np.stack([poses[name] for name in names])) / np.maximum(weight.sum(axis=1), 1e-12)[:, None]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..artifacts import Phone, VisemeSegment
@@ -37,6 +38,9 @@ ARPABET_TO_VISEME = {
     "UH": "U", "UW": "U", "W": "U",
     "HH": "",  # filled from the next sound
 }
+# Sounds drawn with a mouth pose of their own inside their viseme: filmed speakers' lips nearly shut
+# for W (as for R), where U's are open, and an exported track keeps W as U, its viseme in every set.
+PHONE_SHAPES = {"W": "W"}
 
 
 def phones_to_segments(phones: Sequence[Phone]) -> list[VisemeSegment]:
@@ -46,13 +50,14 @@ def phones_to_segments(phones: Sequence[Phone]) -> list[VisemeSegment]:
     for phone in phones:
         if phone.start_s > t + 1e-6:
             raw.append(VisemeSegment("sil", t, phone.start_s))
-        raw.append(VisemeSegment(ARPABET_TO_VISEME.get(phone.label, "sil"), phone.start_s, phone.end_s))
+        raw.append(VisemeSegment(ARPABET_TO_VISEME.get(phone.label, "sil"), phone.start_s, phone.end_s,
+                                 PHONE_SHAPES.get(phone.label, "")))
         t = max(t, phone.end_s)
-    following = "sil"
+    following = VisemeSegment("sil", 0.0, 0.0)
     for i in range(len(raw) - 1, -1, -1):
         if raw[i].viseme == "":
-            raw[i] = VisemeSegment(following, raw[i].start_s, raw[i].end_s)
-        following = raw[i].viseme
+            raw[i] = replace(following, start_s=raw[i].start_s, end_s=raw[i].end_s)
+        following = raw[i]
     return _join_equal(raw)
 
 
@@ -61,8 +66,8 @@ def _join_equal(segments: Sequence[VisemeSegment]) -> list[VisemeSegment]:
     for seg in segments:
         if seg.end_s - seg.start_s <= 0:
             continue
-        if joined and joined[-1].viseme == seg.viseme:
-            joined[-1] = VisemeSegment(seg.viseme, joined[-1].start_s, seg.end_s)
+        if joined and (joined[-1].viseme, joined[-1].shape) == (seg.viseme, seg.shape):
+            joined[-1] = replace(seg, start_s=joined[-1].start_s)
         else:
             joined.append(seg)
     return joined
@@ -74,7 +79,7 @@ def hold_short_pauses(segments: Sequence[VisemeSegment], hold_pause_s: float) ->
     for i in range(1, len(out) - 1):
         seg = out[i]
         if seg.viseme == "sil" and seg.end_s - seg.start_s < hold_pause_s:
-            out[i] = VisemeSegment(out[i - 1].viseme, seg.start_s, seg.end_s)
+            out[i] = replace(out[i - 1], start_s=seg.start_s, end_s=seg.end_s)
     return _join_equal(out)
 
 
@@ -93,7 +98,7 @@ def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float,
     n = len(out)
     if n < 2:
         return out
-    shape = [s.viseme for s in out]
+    kind = [(s.viseme, s.shape) for s in out]
     start, end = [s.start_s for s in out], [s.end_s for s in out]
     before, after = list(range(-1, n - 1)), [*range(1, n), -1]
     alive, count = [True] * n, n
@@ -102,13 +107,13 @@ def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float,
         return end[k] - start[k]
 
     def minimum(k: int) -> float:
-        return min_closure_s if shape[k] == "PP" and min_closure_s is not None else min_shape_s
+        return min_closure_s if kind[k][0] == "PP" and min_closure_s is not None else min_shape_s
 
     def short(k: int) -> bool:
         return length(k) < minimum(k) - 1e-9
 
     def key(k: int) -> tuple[bool, float]:
-        return shape[k] != "PP", length(k)
+        return kind[k][0] != "PP", length(k)
 
     queue = [(key(k), k) for k in range(n) if short(k)]
     heapq.heapify(queue)
@@ -132,7 +137,7 @@ def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float,
                 changed |= {before[k], after[k]} - {-1}
                 unlink(k)
         for k in sorted(changed):
-            while alive[k] and after[k] >= 0 and shape[after[k]] == shape[k]:
+            while alive[k] and after[k] >= 0 and kind[after[k]] == kind[k]:
                 end[k] = end[after[k]]
                 unlink(after[k])
             if alive[k] and short(k):
@@ -151,7 +156,7 @@ def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float,
         if min(spare_before, spare_after) >= need / 2:  # both lend half: the shape stays centred on its sound
             start[i], end[b] = start[i] - need / 2, end[b] - need / 2
             end[i], start[a] = end[i] + need / 2, start[a] + need / 2
-        elif max(spare_before, spare_after) >= need or shape[i] == "PP":
+        elif max(spare_before, spare_after) >= need or kind[i][0] == "PP":
             if a >= 0 and (b < 0 or spare_after >= spare_before):
                 take = min(need, length(a))
                 end[i] += take
@@ -170,7 +175,8 @@ def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float,
         settle({k for k in (b, i, a) if k >= 0})
     result, k = [], next(k for k in range(n) if alive[k] and before[k] < 0)
     while k >= 0:
-        result.append(VisemeSegment(shape[k], start[k], end[k]))
+        viseme, shape = kind[k]
+        result.append(VisemeSegment(viseme, start[k], end[k], shape))
         k = after[k]
     return result
 
