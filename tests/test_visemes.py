@@ -27,6 +27,34 @@ def test_hh_takes_the_shape_of_the_next_sound_and_equal_neighbours_join():
     assert phones_to_segments(phones) == [seg("U", 0.0, 0.4)]
 
 
+def test_a_diphthong_that_ends_rounded_is_drawn_rounding_for_its_last_part_one_ending_in_i_stays_whole():
+    now = phones_to_segments([Phone("N", 0.0, 0.1), Phone("AW", 0.1, 0.35), Phone("SIL", 0.35, 1.0)])
+    assert [(s.viseme, s.pose) for s in now] == [("nn", "nn"), ("aa", "aa"), ("aa", "U"), ("sil", "sil")]
+    assert now[2].start_s == pytest.approx(0.25)  # the glide's last 40%, as Rhubarb times diphthongs
+    go = phones_to_segments([Phone("G", 0.0, 0.1), Phone("OW", 0.1, 0.35)])
+    assert [(s.viseme, s.pose) for s in go] == [("kk", "kk"), ("O", "O"), ("O", "U")]
+    my = phones_to_segments([Phone("M", 0.0, 0.1), Phone("AY", 0.1, 0.35)])
+    assert [(s.viseme, s.pose) for s in my] == [("PP", "PP"), ("aa", "aa")]
+    track = lambda vowel: track_opening(blendshape_track(  # noqa: E731
+        viseme_track([Phone("SIL", 0, 0.3), Phone("N", 0.3, 0.4), Phone(vowel, 0.4, 0.7), Phone("SIL", 0.7, 1.2)],
+                     VisemeConfig()), 1.2, VisemeConfig(), RenderConfig(blink_rate=0, head_motion=0)))
+    assert track("AW")[16] < 0.5 * track("AA")[16]  # frame centre 0.66 s: "now" rounds, "nah" does not
+
+
+def test_an_r_after_a_vowel_keeps_its_lips_open_one_before_a_vowel_rounds_them_shut():
+    heart_red = [Phone("SIL", 0, 0.3), Phone("AA", 0.3, 0.45), Phone("R", 0.45, 0.55), Phone("T", 0.55, 0.6),
+                 Phone("R", 0.6, 0.7), Phone("EH", 0.7, 0.85), Phone("D", 0.85, 0.9), Phone("SIL", 0.9, 1.5)]
+    segments = phones_to_segments(heart_red)
+    assert [(s.viseme, s.pose) for s in segments] == [
+        ("sil", "sil"), ("aa", "aa"), ("RR", "ER"), ("DD", "DD"), ("RR", "RR"), ("E", "E"), ("DD", "DD"), ("sil", "sil")]
+    her = phones_to_segments([Phone("HH", 0, 0.05), Phone("ER", 0.05, 0.2)])
+    assert [(s.viseme, s.pose) for s in her] == [("RR", "ER")]
+    opening = track_opening(blendshape_track(viseme_track(heart_red, VisemeConfig()), 1.5, VisemeConfig(),
+                                             RenderConfig(blink_rate=0, head_motion=0)))
+    heart_r, red_r = opening[int(0.5 * 25)], opening[int(0.65 * 25)]
+    assert heart_r > 0.05 and heart_r > red_r  # "heart"'s R open (drawn as "red"'s: 0.02)
+
+
 def test_w_keeps_its_viseme_and_its_own_nearly_shut_lips_through_the_rules():
     """W exports as U (its viseme in every set) but is drawn with lips nearly shut, as filmed
     speakers' are, where U's stay open: its pose must survive HH, short pauses and the minimum."""

@@ -134,6 +134,7 @@ VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
     "O": (0.05, 16.0, dict(funnel=0.6, pucker=0.3)),
     "U": (0.025, 9.4, dict(pucker=0.8, funnel=0.4)),
     "W": (0.01, 13.0, dict(pucker=0.6, funnel=0.2)),  # not a viseme: W's own pose inside U (visemes.PHONE_SHAPES)
+    "ER": (0.05, 2.0, dict(pucker=0.3, funnel=0.2)),  # not a viseme: an r-coloured vowel's pose inside RR
     "breath": (BREATH_OPENING, BREATH_DOMINANCE, {}),  # not a viseme: the lips parted in a pause (with_breaths)
 }
 VISEME_POSES = {v: _pose(opening * MOUTH_GAIN, **lips) for v, (opening, _, lips) in VISEME_SHAPES.items()}

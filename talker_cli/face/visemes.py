@@ -38,20 +38,37 @@ ARPABET_TO_VISEME = {
     "UH": "U", "UW": "U", "W": "U",
     "HH": "",  # filled from the next sound
 }
+# Diphthongs that end in rounded lips ("now", "go") are drawn with their glide's pose over their last
+# 40%, as Rhubarb Lip Sync times diphthongs: filmed speakers' lips round, or close, before the next
+# sound. The viseme stays the diphthong's (a split viseme track agreed less with hand labels,
+# bench/lipsync.py). Those that glide towards I (AY, EY, OY) stay whole: in fast speech the glide
+# falls short of its target, and drawn to it the mouth opened less than filmed speakers' (bench/mouth.py).
+ROUNDING_GLIDES = {"AW": "U", "OW": "U"}
+GLIDE_FROM = 0.6
 # Sounds drawn with a mouth pose of their own inside their viseme: filmed speakers' lips nearly shut
 # for W (as for R), where U's are open, and an exported track keeps W as U, its viseme in every set.
-PHONE_SHAPES = {"W": "W"}
+# The r-coloured vowel (ER, "her") and an R after a vowel ("heart", "four") are not rounded shut as
+# an R before a vowel is ("red", "green"): their lips stay open with the vowel's.
+PHONE_SHAPES = {"W": "W", "ER": "ER"}
+VOWELS = {"AA", "AE", "AH", "AO", "AW", "AY", "EH", "ER", "EY", "IH", "IY", "OW", "OY", "UH", "UW"}
 
 
 def phones_to_segments(phones: Sequence[Phone]) -> list[VisemeSegment]:
     """Map each phone, fill gaps with silence, resolve HH, join equal neighbours."""
     raw: list[VisemeSegment] = []
-    t = 0.0
+    t, previous = 0.0, "SIL"
     for phone in phones:
         if phone.start_s > t + 1e-6:
             raw.append(VisemeSegment("sil", t, phone.start_s))
-        raw.append(VisemeSegment(ARPABET_TO_VISEME.get(phone.label, "sil"), phone.start_s, phone.end_s,
-                                 PHONE_SHAPES.get(phone.label, "")))
+        viseme = ARPABET_TO_VISEME.get(phone.label, "sil")
+        if phone.label in ROUNDING_GLIDES:
+            turn = phone.start_s + GLIDE_FROM * (phone.end_s - phone.start_s)
+            raw += [VisemeSegment(viseme, phone.start_s, turn),
+                    VisemeSegment(viseme, turn, phone.end_s, ROUNDING_GLIDES[phone.label])]
+        else:
+            shape = "ER" if phone.label == "R" and previous in VOWELS else PHONE_SHAPES.get(phone.label, "")
+            raw.append(VisemeSegment(viseme, phone.start_s, phone.end_s, shape))
+        previous = phone.label
         t = max(t, phone.end_s)
     following = VisemeSegment("sil", 0.0, 0.0)
     for i in range(len(raw) - 1, -1, -1):
