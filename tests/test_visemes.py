@@ -55,6 +55,15 @@ def test_an_r_after_a_vowel_keeps_its_lips_open_one_before_a_vowel_rounds_them_s
     assert heart_r > 0.05 and heart_r > red_r  # "heart"'s R open (drawn as "red"'s: 0.02)
 
 
+def test_a_short_v_between_short_vowels_is_kept_as_a_closure_is():
+    """"seven" as fast speech has it: V shorter than the minimum between vowels that cannot lend."""
+    seven = [Phone("SIL", 0, 0.3), Phone("S", 0.3, 0.4), Phone("EH", 0.4, 0.444), Phone("V", 0.444, 0.472),
+             Phone("AH", 0.472, 0.488), Phone("N", 0.488, 0.62), Phone("SIL", 0.62, 1.0)]
+    segments = viseme_track(seven, VisemeConfig())
+    assert "FF" in names(segments)
+    assert all(s.end_s - s.start_s >= VisemeConfig().min_shape_s - 1e-9 for s in segments)
+
+
 def test_w_keeps_its_viseme_and_its_own_nearly_shut_lips_through_the_rules():
     """W exports as U (its viseme in every set) but is drawn with lips nearly shut, as filmed
     speakers' are, where U's stay open: its pose must survive HH, short pauses and the minimum."""
@@ -224,7 +233,7 @@ def _reference_min_duration(segments, min_shape_s, min_closure_s):
             out[i - 1] = seg_(before.viseme, before.start_s, before.end_s - need / 2)
             out[i] = seg_(seg.viseme, seg.start_s - need / 2, seg.end_s + need / 2)
             out[i + 1] = seg_(after.viseme, after.start_s + need / 2, after.end_s)
-        elif max(spare_before, spare_after) >= need or seg.viseme == "PP":
+        elif max(spare_before, spare_after) >= need or seg.viseme in ("PP", "FF"):
             if after is not None and (before is None or spare_after >= spare_before):
                 take = min(need, length(after))
                 out[i], out[i + 1] = seg_(seg.viseme, seg.start_s, seg.end_s + take), seg_(after.viseme, after.start_s + take, after.end_s)
@@ -251,7 +260,7 @@ def test_the_minimum_duration_rule_gives_what_the_plain_rescanning_rule_gives():
         for _ in range(int(rng.integers(1, 40))):
             d = float(rng.choice([0.0, 0.01, 0.03, 0.05, 0.069, 0.07, 0.1, 0.2, 0.5])) if rng.random() < 0.7 \
                 else float(rng.uniform(0, 0.3))
-            segments.append(seg(str(rng.choice(["PP", "sil", "aa", "E", "SS", "PP", "kk"])), t, t + d))
+            segments.append(seg(str(rng.choice(["PP", "sil", "aa", "E", "SS", "PP", "kk", "FF"])), t, t + d))
             t += d
         shortest, closure = [(0.07, 0.07), (0.05, 0.07)][int(rng.integers(2))]
         expected = _reference_min_duration(segments, shortest, closure)

@@ -100,6 +100,9 @@ def hold_short_pauses(segments: Sequence[VisemeSegment], hold_pause_s: float) ->
     return _join_equal(out)
 
 
+LIP_CONTACTS = ("PP", "FF")  # shapes the eye checks the lips for: never dropped for being short
+
+
 def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float,
                          min_closure_s: float | None = None) -> list[VisemeSegment]:
     """Lengthen short shapes by borrowing from their neighbours (half from each where both can lend,
@@ -107,7 +110,8 @@ def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float,
 
     A lip closure (PP) is never dropped: the eye checks that lips meet on P, B and M, so a closure
     takes the time it needs from its longer neighbour even when that leaves the neighbour short, and
-    its minimum is min_closure_s (min_shape_s when not given).
+    its minimum is min_closure_s (min_shape_s when not given). Nor is the lower lip's contact with the
+    upper teeth (FF): filmed speakers' lips close on F and V too, however short ("seven").
     The shortest short shape goes first (closures before all others). A heap finds it and a linked
     list keeps the neighbours, so an hour of speech takes as long per second as a sentence.
     """
@@ -173,7 +177,7 @@ def enforce_min_duration(segments: Sequence[VisemeSegment], min_shape_s: float,
         if min(spare_before, spare_after) >= need / 2:  # both lend half: the shape stays centred on its sound
             start[i], end[b] = start[i] - need / 2, end[b] - need / 2
             end[i], start[a] = end[i] + need / 2, start[a] + need / 2
-        elif max(spare_before, spare_after) >= need or kind[i][0] == "PP":
+        elif max(spare_before, spare_after) >= need or kind[i][0] in LIP_CONTACTS:
             if a >= 0 and (b < 0 or spare_after >= spare_before):
                 take = min(need, length(a))
                 end[i] += take
