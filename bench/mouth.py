@@ -12,10 +12,13 @@ videos:
   range_ratio    talker's opening range over the real one (95th minus 5th percentile)
   closed_shown   of the real clip's closed frames (opening < 0.03 eye distances), the share that
                  talker shows nearly closed (< 0.06)
+  width_ratio    how wide talker's mouth is when open over how wide the real one is (the corners'
+                 distance, FaceMesh 61-291, averaged over the frames each video shows open, >= 0.08):
+                 the photo is the clip's own first frame, so above 1 the drawn mouth widens more
   real_range, talker_range   the two ranges, in eye distances
 
-The summary gives the mean r, the median and the lowest range ratio, and closed_shown over all
-clips' closed frames together.
+The summary gives the mean r, the median and the lowest range ratio, closed_shown over all
+clips' closed frames together, and the median width ratio.
 
     python bench/mouth.py CLIPS_DIR [--json [--curves]] [--limit N] [--work DIR] [-- TALKER RENDER FLAGS...]
 
@@ -38,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 VIDEO_SUFFIXES = {".mpg", ".mpeg", ".mp4", ".mov", ".mkv", ".avi", ".webm"}
 CLOSED_REAL = 0.03  # a real mouth this open (in eye distances) is closed
 CLOSED_SHOWN = 0.06  # talker's mouth under this counts as showing it closed
+OPEN = 0.08  # a mouth this open (either video) counts for the width ratio
 MAX_LAG = 3
 sys.path.insert(0, str(ROOT))
 
@@ -72,8 +76,15 @@ def _spread(x: np.ndarray) -> float:
     return float(np.percentile(x, 95) - np.percentile(x, 5)) if len(x) else float("nan")
 
 
-def compare(real: np.ndarray, talker: np.ndarray) -> dict:
-    """The figures of one clip from the two opening curves (frame by frame, same frame rate)."""
+def _open_width(opening: np.ndarray, width: np.ndarray) -> float:
+    open_ = np.isfinite(opening) & np.isfinite(width) & (opening >= OPEN)
+    return float(np.mean(width[open_])) if open_.any() else float("nan")
+
+
+def compare(real: np.ndarray, talker: np.ndarray, real_width: np.ndarray | None = None,
+            talker_width: np.ndarray | None = None) -> dict:
+    """The figures of one clip from the two opening curves (frame by frame, same frame rate), and
+    from the two width curves where given."""
     n = min(len(real), len(talker))
     real, talker = real[:n], talker[:n]
     by_lag = {}
@@ -90,11 +101,14 @@ def compare(real: np.ndarray, talker: np.ndarray) -> dict:
         "range_ratio": talker_range / real_range if real_range > 0 else float("nan"),
         "real_range": real_range, "talker_range": talker_range,
         "closed_frames": int(closed.sum()), "closed_shown": int((talker[closed] < CLOSED_SHOWN).sum()),
+        "width_ratio": (_open_width(talker, talker_width[:n]) / _open_width(real, real_width[:n])
+                        if real_width is not None and talker_width is not None else float("nan")),
     }
 
 
 def render_clip(clip: Path, work: Path, talker_flags: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Render the clip's first frame speaking its own sound; the real and rendered opening curves."""
+    """Render the clip's first frame speaking its own sound; the real and rendered mouths, frames x
+    (opening, width) each."""
     import cv2
     import imageio_ffmpeg
 
@@ -114,9 +128,9 @@ def render_clip(clip: Path, work: Path, talker_flags: list[str]) -> tuple[np.nda
     rendered, _ = read_frames(video)
     # Both videos read as talker's renderer reads its own probes (photo.read_mouth_openings): FaceMesh
     # tracking the face from frame to frame.
-    from talker_cli.photo import read_mouth_openings
+    from talker_cli.photo import read_mouths
 
-    return read_mouth_openings(frames), read_mouth_openings(rendered)
+    return read_mouths(frames), read_mouths(rendered)
 
 
 def summary(rows: list[dict]) -> dict:
@@ -131,6 +145,7 @@ def summary(rows: list[dict]) -> dict:
         "min_range_ratio": float(np.nanmin(ratios)),
         "max_range_ratio": float(np.nanmax(ratios)),
         "closed_shown": sum(row["closed_shown"] for row in rows) / closed if closed else float("nan"),
+        "median_width_ratio": float(np.nanmedian([row["width_ratio"] for row in rows])),
     }
 
 
@@ -156,25 +171,28 @@ def main() -> None:
         rows = []
         for clip in clips:
             real, talker = render_clip(clip, work, talker_flags)
-            rows.append({"clip": clip.name, **compare(real, talker)})
+            rows.append({"clip": clip.name, **compare(real[:, 0], talker[:, 0], real[:, 1], talker[:, 1])})
             if args.curves:
-                rows[-1]["curves"] = {"real": np.round(real, 4).tolist(), "talker": np.round(talker, 4).tolist()}
+                rows[-1]["curves"] = {"real": np.round(real[:, 0], 4).tolist(), "talker": np.round(talker[:, 0], 4).tolist(),
+                                      "real_width": np.round(real[:, 1], 4).tolist(),
+                                      "talker_width": np.round(talker[:, 1], 4).tolist()}
             if not args.json:
                 print(f"  {clip.name}: r {rows[-1]['r']:.2f} range {rows[-1]['range_ratio']:.2f}", file=sys.stderr)
     result = {"clips_dir": str(args.clips_dir), "talker_flags": talker_flags, "summary": summary(rows), "clips": rows}
     if args.json:
         print(json.dumps(result, indent=1))
         return
-    print(f"{'clip':<16} {'frames':>6} {'r':>6} {'best_r':>7} {'lag':>4} {'range':>6} {'real':>6} {'talker':>7} {'closed':>8}")
+    print(f"{'clip':<16} {'frames':>6} {'r':>6} {'best_r':>7} {'lag':>4} {'range':>6} {'real':>6} {'talker':>7} "
+          f"{'closed':>8} {'width':>6}")
     for row in rows:
         print(f"{row['clip']:<16} {row['frames']:>6} {row['r']:>6.2f} {row['best_r']:>7.2f} {row['lag']:>4} "
               f"{row['range_ratio']:>6.2f} {row['real_range']:>6.3f} {row['talker_range']:>7.3f} "
-              f"{row['closed_shown']:>3}/{row['closed_frames']:<4}")
+              f"{row['closed_shown']:>3}/{row['closed_frames']:<4} {row['width_ratio']:>6.2f}")
     s = result["summary"]
     print(f"\n{s['clips']} clips: mean r {s['mean_r']:.3f} (best within +-{MAX_LAG} frames {s['mean_best_r']:.3f}, "
           f"median lag {s['median_lag']:+.0f}), range ratio median {s['median_range_ratio']:.2f} "
           f"(min {s['min_range_ratio']:.2f}, max {s['max_range_ratio']:.2f}), closed frames shown closed "
-          f"{s['closed_shown']:.3f}")
+          f"{s['closed_shown']:.3f}, open width ratio median {s['median_width_ratio']:.2f}")
 
 
 if __name__ == "__main__":

@@ -132,13 +132,14 @@ def _mesh(image_rgb: np.ndarray) -> np.ndarray | None:
     return np.array([[p.x * width, p.y * height] for p in result.multi_face_landmarks[0].landmark], dtype=np.float32)
 
 
-def read_mouth_openings(images: list[np.ndarray]) -> np.ndarray:
-    """The inner lips' opening at the mouth's centre (FaceMesh 13-14) over the eye-corner distance
-    (33-263) in each image, as a face tracker sees it in a video: one FaceMesh reads them in order,
-    tracking the face from one to the next; NaN where no face is found."""
+def read_mouths(images: list[np.ndarray]) -> np.ndarray:
+    """frames x 2: the inner lips' opening at the mouth's centre (FaceMesh 13-14) and the mouth's
+    width between its corners (61-291), both over the eye-corner distance (33-263), as a face tracker
+    sees them in a video: one FaceMesh reads the images in order, tracking the face from one to the
+    next; NaN where no face is found."""
     mp = _mediapipe()
 
-    out = np.full(len(images), np.nan)
+    out = np.full((len(images), 2), np.nan)
     with quiet_native_logs(), mp.solutions.face_mesh.FaceMesh(
         static_image_mode=False, max_num_faces=1, refine_landmarks=True, min_detection_confidence=0.3
     ) as mesh:
@@ -148,8 +149,14 @@ def read_mouth_openings(images: list[np.ndarray]) -> np.ndarray:
                 points = found[0].landmark
                 height, width = image.shape[:2]
                 xy = lambda k: np.array([points[k].x * width, points[k].y * height])  # noqa: E731
-                out[i] = np.linalg.norm(xy(13) - xy(14)) / np.linalg.norm(xy(33) - xy(263))
+                eyes = np.linalg.norm(xy(33) - xy(263))
+                out[i] = np.linalg.norm(xy(13) - xy(14)) / eyes, np.linalg.norm(xy(61) - xy(291)) / eyes
     return out
+
+
+def read_mouth_openings(images: list[np.ndarray]) -> np.ndarray:
+    """The inner lips' opening of each image (read_mouths), as talker's renderer reads its own probes."""
+    return read_mouths(images)[:, 0]
 
 
 def _face_boxes(image_rgb: np.ndarray) -> list[tuple[int, int, int, int]]:

@@ -266,3 +266,7 @@ def test_the_mouth_benchmark_finds_the_lag_the_range_and_the_closed_frames():
     opened = 0.5 * real
     opened[50:60] = 0.1  # a mouth open where the real one is shut
     assert compare(real, opened)["closed_shown"] == half["closed_frames"] - 10
+    width = np.full(200, 0.6)
+    wider = np.where(real >= 0.08, 0.66, 0.6)  # the drawn mouth widens by a tenth where it is open
+    assert compare(real, real, width, wider)["width_ratio"] == pytest.approx(1.1)
+    assert compare(real, real, width, width)["width_ratio"] == pytest.approx(1.0)
