@@ -81,6 +81,18 @@ def test_every_photo_is_seen_opening_as_far_as_asked(closed_lips, open_at_rest, 
         assert seen[0] < 0.03, photo.path.name  # a thin gap is seen closed
 
 
+def test_the_jaw_opens_the_mouth_no_wider_as_filmed_speakers_open_theirs(closed_lips, open_at_rest, smiling):
+    """As the jaw drops, the corners come in (bench/mouth.py's width ratio: filmed mouths are about as
+    wide open as at rest; drawn with the corners fixed, the smile read 4% wider at 0.15)."""
+    from talker_cli.photo import read_mouths
+
+    for photo, renderer in (closed_lips, open_at_rest, smiling):
+        frames = [renderer.render(jaw_open(opening), 0) for opening in (0.0, 0.15)]
+        seen = read_mouths(frames + frames[::-1])
+        rest_width, open_width = (seen[:2, 1] + seen[2:, 1][::-1]) / 2
+        assert 0.92 * rest_width <= open_width <= 1.02 * rest_width, (rest_width, open_width)
+
+
 def test_a_closure_is_seen_closed_on_every_photo(closed_lips, open_at_rest, smiling):
     # FaceMesh reads lips pressed together in a broad smile as slightly apart: the benchmark's
     # "shown closed" (0.06) for it, a real closure (0.03) for the others

@@ -54,7 +54,11 @@ def test_jaw_opens_below_the_seam_only(photo):
     upper = mouth_basis(rig.frame, photo.landmarks_px[UPPER_INNER[2:-2]].astype(float), side=-np.ones(7))
     jaw_lower = (lower["lipgap"] + lower["chin"]) @ rig.frame.ey
     assert jaw_lower.min() > 0.5  # the lower lip drops with the jaw (fields are pixels per unit)
-    assert np.abs(upper["lipgap"] + upper["chin"]).max() == 0  # the upper lip stays
+    assert np.abs((upper["lipgap"] + upper["chin"]) @ rig.frame.ey).max() < 1e-6  # the upper lip stays up
+    # and both lips' corners come in as the jaw drops (an oval, not a wider slit)
+    for lip, points in ((upper, UPPER_INNER[2:-2]), (lower, LOWER_INNER[2:-2])):
+        u, _ = rig.frame.to_uv(photo.landmarks_px[points].astype(float))
+        assert np.all(np.sign(u) * (lip["lipgap"] @ rig.frame.ex) <= 0)
     # mouthClose brings the lips towards each other
     assert ((lower["close"] - upper["close"]) @ rig.frame.ey).max() < 0
     assert rig.fields.shape[0] == len(BASIS)

@@ -94,6 +94,9 @@ def mouth_frame(landmarks: np.ndarray, split: float = 0.5) -> MouthFrame:
     )
 
 
+CORNERS_IN = 0.25  # pixels each corner moves in per pixel the lips part at the centre
+
+
 def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Displacements (N x 2 pixels, per unit weight) of the mouth blendshapes at `points`.
 
@@ -126,7 +129,9 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     zero = np.zeros_like(u)
     # lipgap, chin, lowerDown, upperUp and funnelOpen move their part by one pixel at the mouth's centre per unit
     fields = {
-        "lipgap": along(zero, g_lip * (1 - into_chin) * neck_fade * below),
+        # as the jaw drops the lips round into an oval: the corners come in (filmed speakers' mouths
+        # stay as wide when open as at rest, bench/mouth.py's width ratio)
+        "lipgap": along(-CORNERS_IN * u * near_mouth, g_lip * (1 - into_chin) * neck_fade * below),
         "chin": along(zero, g_jaw * into_chin * neck_fade * below),
         "close": along(zero, g_lip * 0.5 * frame.rest_gap_px * (upper_closing - lower_closing)),
         "lowerDown": along(zero, g_lip * lower_lip),
