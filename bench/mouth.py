@@ -135,6 +135,7 @@ def render_clip(clip: Path, work: Path, talker_flags: list[str]) -> tuple[np.nda
 
 def summary(rows: list[dict]) -> dict:
     ratios = np.array([row["range_ratio"] for row in rows])
+    widths = np.array([row["width_ratio"] for row in rows])
     closed = sum(row["closed_frames"] for row in rows)
     return {
         "clips": len(rows),
@@ -145,7 +146,7 @@ def summary(rows: list[dict]) -> dict:
         "min_range_ratio": float(np.nanmin(ratios)),
         "max_range_ratio": float(np.nanmax(ratios)),
         "closed_shown": sum(row["closed_shown"] for row in rows) / closed if closed else float("nan"),
-        "median_width_ratio": float(np.nanmedian([row["width_ratio"] for row in rows])),
+        "median_width_ratio": float(np.nanmedian(widths)) if np.isfinite(widths).any() else float("nan"),
     }
 
 

@@ -282,3 +282,31 @@ def test_the_mouth_benchmark_finds_the_lag_the_range_and_the_closed_frames():
     wider = np.where(real >= 0.08, 0.66, 0.6)  # the drawn mouth widens by a tenth where it is open
     assert compare(real, real, width, wider)["width_ratio"] == pytest.approx(1.1)
     assert compare(real, real, width, width)["width_ratio"] == pytest.approx(1.0)
+
+
+def test_the_track_only_benchmark_scores_the_current_track_through_the_drawn_runs_line(tmp_path, monkeypatch, capsys):
+    """bench/mouth_track.py: a run whose drawing read exactly 1.5 x the track + 0.005, against a real
+    mouth that moved exactly so, scores r 1 and range 1 through the line it fits; a change to the
+    code that halves the track scores range 0.5."""
+    import json
+
+    import mouth_track
+
+    phones = [Phone("SIL", 0, 0.4), Phone("B", 0.4, 0.47), Phone("AA", 0.47, 0.7), Phone("T", 0.7, 0.76),
+              Phone("IY", 0.76, 1.0), Phone("SIL", 1.0, 2.0)]
+    (tmp_path / "clip.phones.json").write_text(json.dumps([[p.label, p.start_s, p.end_s] for p in phones]))
+    opening = mouth_track.track_curve(phones, 25, 50)
+    track = _track([(p.label, p.start_s, p.end_s) for p in phones], 2.0)
+    (tmp_path / "clip.blendshapes.json").write_text(json.dumps(
+        {"fps": 25, "names": list(track.names), "frames": track.weights.tolist()}))
+    read = 1.5 * opening + 0.005
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"clips": [{"clip": "clip.mpg", "curves": {"real": read.tolist(), "talker": read.tolist()}}]}))
+    monkeypatch.setattr(sys, "argv", ["mouth_track.py", str(run), str(tmp_path), "--json"])
+    mouth_track.main()
+    figures = json.loads(capsys.readouterr().out)["clips"][0]
+    assert figures["r"] == pytest.approx(1.0) and figures["range_ratio"] == pytest.approx(1.0, abs=1e-6)
+    halved = mouth_track.track_curve  # a change to the code that halves the track's opening
+    monkeypatch.setattr(mouth_track, "track_curve", lambda *args: 0.5 * halved(*args))
+    mouth_track.main()
+    assert json.loads(capsys.readouterr().out)["clips"][0]["range_ratio"] == pytest.approx(0.5, abs=1e-6)
