@@ -174,9 +174,9 @@ def main() -> None:
             real, talker = render_clip(clip, work, talker_flags)
             rows.append({"clip": clip.name, **compare(real[:, 0], talker[:, 0], real[:, 1], talker[:, 1])})
             if args.curves:
-                rows[-1]["curves"] = {"real": np.round(real[:, 0], 4).tolist(), "talker": np.round(talker[:, 0], 4).tolist(),
-                                      "real_width": np.round(real[:, 1], 4).tolist(),
-                                      "talker_width": np.round(talker[:, 1], 4).tolist()}
+                rows[-1]["curves"] = {name: np.round(values, 4).tolist() for name, values in (
+                    ("real", real[:, 0]), ("talker", talker[:, 0]), ("real_width", real[:, 1]),
+                    ("talker_width", talker[:, 1]))}
             if not args.json:
                 print(f"  {clip.name}: r {rows[-1]['r']:.2f} range {rows[-1]['range_ratio']:.2f}", file=sys.stderr)
     result = {"clips_dir": str(args.clips_dir), "talker_flags": talker_flags, "summary": summary(rows), "clips": rows}

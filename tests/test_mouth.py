@@ -301,7 +301,8 @@ def test_the_track_only_benchmark_scores_the_current_track_through_the_drawn_run
         {"fps": 25, "names": list(track.names), "frames": track.weights.tolist()}))
     read = 1.5 * opening + 0.005
     run = tmp_path / "run.json"
-    run.write_text(json.dumps({"clips": [{"clip": "clip.mpg", "curves": {"real": read.tolist(), "talker": read.tolist()}}]}))
+    curves = {"real": read.tolist(), "talker": read.tolist()}
+    run.write_text(json.dumps({"clips": [{"clip": "clip.mpg", "curves": curves}]}))
     monkeypatch.setattr(sys, "argv", ["mouth_track.py", str(run), str(tmp_path), "--json"])
     mouth_track.main()
     figures = json.loads(capsys.readouterr().out)["clips"][0]

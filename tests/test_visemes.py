@@ -46,7 +46,8 @@ def test_an_r_after_a_vowel_keeps_its_lips_open_one_before_a_vowel_rounds_them_s
                  Phone("R", 0.6, 0.7), Phone("EH", 0.7, 0.85), Phone("D", 0.85, 0.9), Phone("SIL", 0.9, 1.5)]
     segments = phones_to_segments(heart_red)
     assert [(s.viseme, s.pose) for s in segments] == [
-        ("sil", "sil"), ("aa", "aa"), ("RR", "ER"), ("DD", "DD"), ("RR", "RR"), ("E", "E"), ("DD", "DD"), ("sil", "sil")]
+        ("sil", "sil"), ("aa", "aa"), ("RR", "ER"), ("DD", "DD"), ("RR", "RR"), ("E", "E"), ("DD", "DD"),
+        ("sil", "sil")]
     her = phones_to_segments([Phone("HH", 0, 0.05), Phone("ER", 0.05, 0.2)])
     assert [(s.viseme, s.pose) for s in her] == [("RR", "ER")]
     opening = track_opening(blendshape_track(viseme_track(heart_red, VisemeConfig()), 1.5, VisemeConfig(),

@@ -107,8 +107,9 @@ def _both(**values: float) -> np.ndarray:
 # checked on clips it was not fitted on); the rounded shapes (U, O, R) are set lower than the fit, as a
 # puckered mouth reads wider open than it is asked to (FaceMesh on the frame, as on the filmed
 # speaker); R and W hold their nearly shut, rounded lips as firmly as a closure (the filmed speaker's
-# lips are shut in half of their frames, where a weaker R took its vowel's opening); MOUTH_GAIN undoes the fit's shrinkage towards the mean, so the mouth opens as far as the
-# filmed one (with each photo's renderer calibrated to be seen opening as far as asked, face/calibration.py).
+# lips are shut in half of their frames, where a weaker R took its vowel's opening); MOUTH_GAIN undoes
+# the fit's shrinkage towards the mean, so the mouth opens as far as the filmed one (with each photo's
+# renderer calibrated to be seen opening as far as asked, face/calibration.py).
 MOUTH_GAIN = 1.4
 # Filmed speakers part their lips for breath before they speak: the mouth opens to about 0.1 eye
 # distances some 0.2-0.3 s before the first sound after a rest (the anticipation, VisemeConfig), and
