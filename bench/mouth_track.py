@@ -51,11 +51,10 @@ def read_phones(sound: Path, kept: Path, fresh: bool, engines: dict) -> list[Pho
     return list(phones)
 
 
-def drawn_line(work: Path, stem: str, read: np.ndarray) -> tuple[float, float]:
-    """Slope and offset from the run's track opening to what was read of its drawing."""
+def drawn_line(saved: dict, read: np.ndarray) -> tuple[float, float]:
+    """Slope and offset from the run's track opening (its NAME.blendshapes.json) to what was read of its drawing."""
     from talker_cli.face.blendshapes import track_opening
 
-    saved = json.loads((work / f"{stem}.blendshapes.json").read_text())
     asked = track_opening(BlendshapeTrack(saved["fps"], tuple(saved["names"]), np.array(saved["frames"], np.float32)))
     n = min(len(asked), len(read))
     keep = np.isfinite(read[:n])
@@ -90,10 +89,10 @@ def main() -> None:
             raise SystemExit(f"{args.run} has no curves: run bench/mouth.py with --json --curves")
         stem = Path(clip["clip"]).stem
         real, read = np.array(clip["curves"]["real"], float), np.array(clip["curves"]["talker"], float)
-        fps = json.loads((args.work / f"{stem}.blendshapes.json").read_text())["fps"]
+        saved = json.loads((args.work / f"{stem}.blendshapes.json").read_text())
         phones = read_phones(args.work / f"{stem}.wav", args.work / f"{stem}.phones.json", args.fresh, engines)
-        slope, offset = drawn_line(args.work, stem, read)
-        opening = slope * track_curve(phones, fps, len(real)) + offset
+        slope, offset = drawn_line(saved, read)
+        opening = slope * track_curve(phones, saved["fps"], len(real)) + offset
         rows.append({"clip": clip["clip"], **compare(real, opening[:len(real)])})
     result = {"run": str(args.run), "summary": summary(rows), "clips": rows}
     if args.json:

@@ -16,6 +16,8 @@ ARPABET = (
     "V W Y Z ZH SIL"
 ).split()
 
+VOWELS = frozenset({"AA", "AE", "AH", "AO", "AW", "AY", "EH", "ER", "EY", "IH", "IY", "OW", "OY", "UH", "UW"})
+
 # Longest clusters first when tokenizing IPA.
 IPA_TO_ARPABET = {
     "aɪ": "AY", "aʊ": "AW", "eɪ": "EY", "oʊ": "OW", "ɔɪ": "OY", "tʃ": "CH", "dʒ": "JH",

@@ -23,12 +23,11 @@ import numpy as np
 
 from ..artifacts import AlignedSpan, Phone, PhoneTrack, Speech, Word
 from ..errors import InputError
-from .phonemes import merge_adjacent
+from .phonemes import VOWELS, merge_adjacent
 from .speech_edges import snap_silence_edges
 
 MAX_SPAN_S = 20.0  # the longest stretch aligned at once
 MIN_SPLIT_S = 0.1  # a failed span is not cut into pieces shorter than this
-_VOWELS = {"AA", "AE", "AH", "AO", "AW", "AY", "EH", "ER", "EY", "IH", "IY", "OW", "OY", "UH", "UW"}
 
 
 class AlignmentFailed(Exception):
@@ -101,7 +100,7 @@ def spread_pronunciation(engine: SpanEngine, word: Word) -> list[Phone]:
     labels = engine.pronounce(word.text)
     if not labels or word.end_s <= word.start_s:
         return []
-    weights = np.array([2.0 if label in _VOWELS else 1.0 for label in labels])
+    weights = np.array([2.0 if label in VOWELS else 1.0 for label in labels])
     edges = word.start_s + np.concatenate([[0.0], np.cumsum(weights)]) / weights.sum() * (word.end_s - word.start_s)
     return [Phone(label, float(a), float(b)) for label, a, b in zip(labels, edges[:-1], edges[1:])]
 
@@ -161,7 +160,7 @@ def align_recording(speech: Speech, text: str, anchors: tuple[Word, ...], engine
     chain = _Chain(engine, speech)
     for span in plan_spans(words, speech.duration_s):
         chain.serve(span)
-    if not any(p.label in _VOWELS for p in chain.phones):  # speech has vowels; a tone or a click does not
+    if not any(p.label in VOWELS for p in chain.phones):  # speech has vowels; a tone or a click does not
         if speech.origin == "recording":
             raise InputError("no speech was found in the recording (no vowel was heard); pass a recording of speech")
         raise InputError("no speech was found in the synthesized speech (no vowel was heard); check the TTS voice")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..face.blendshapes import HEAD_AXES
+from ..face.visemes import viseme_segments
 from . import json_rows
 
 
@@ -13,12 +14,7 @@ def to_json(animation) -> str:
     JSON, which the indenting (pure Python) encoder took 10 s and 650 MB to make."""
     track = animation.track
     head = track.head if track.head is not None else [[0.0, 0.0, 0.0]] * track.frame_count
-    visemes: list[list] = []
-    for s in animation.segments:  # a pose inside a viseme (W, a rounding glide) is not a viseme of its own
-        if visemes and visemes[-1][0] == s.viseme:
-            visemes[-1][2] = round(s.end_s, 4)
-        else:
-            visemes.append([s.viseme, round(s.start_s, 4), round(s.end_s, 4)])
+    visemes = [[s.viseme, round(s.start_s, 4), round(s.end_s, 4)] for s in viseme_segments(animation.segments)]
     return "".join([
         "{\n",
         f'  "fps": {track.fps},\n',

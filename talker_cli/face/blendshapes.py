@@ -187,9 +187,11 @@ SETTLE_S = 0.1
 def with_breaths(segments: Sequence[VisemeSegment], breath_s: float) -> list[VisemeSegment]:
     """The last breath_s of every pause before a sound (all of a shorter pause) becomes a breath
     (none when breath_s is 0: a mouth that must not move before the sound)."""
+    if breath_s <= 0:
+        return list(segments)
     out: list[VisemeSegment] = []
     for seg, following in zip(segments, [*segments[1:], None]):
-        if seg.viseme != "sil" or following is None or following.viseme == "sil" or breath_s <= 0:
+        if seg.viseme != "sil" or following is None or following.viseme == "sil":
             out.append(seg)
             continue
         breath_from = max(seg.start_s, seg.end_s - breath_s)

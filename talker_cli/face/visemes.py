@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..aligners.phonemes import VOWELS
 from ..artifacts import Phone, VisemeSegment
 
 if TYPE_CHECKING:  # the settings are read, not built, here
@@ -50,7 +51,6 @@ GLIDE_FROM = 0.6
 # The r-coloured vowel (ER, "her") and an R after a vowel ("heart", "four") are not rounded shut as
 # an R before a vowel is ("red", "green"): their lips stay open with the vowel's.
 PHONE_SHAPES = {"W": "W", "ER": "ER"}
-VOWELS = {"AA", "AE", "AH", "AO", "AW", "AY", "EH", "ER", "EY", "IH", "IY", "OW", "OY", "UH", "UW"}
 
 
 def phones_to_segments(phones: Sequence[Phone]) -> list[VisemeSegment]:
@@ -88,6 +88,12 @@ def _join_equal(segments: Sequence[VisemeSegment]) -> list[VisemeSegment]:
         else:
             joined.append(seg)
     return joined
+
+
+def viseme_segments(segments: Sequence[VisemeSegment]) -> list[VisemeSegment]:
+    """The track as visemes only, as exports name it: a pose inside a viseme (W, a rounding glide) is
+    not a viseme of its own, so equal neighbours join."""
+    return _join_equal([VisemeSegment(s.viseme, s.start_s, s.end_s) for s in segments])
 
 
 def hold_short_pauses(segments: Sequence[VisemeSegment], hold_pause_s: float) -> list[VisemeSegment]:
