@@ -20,7 +20,11 @@ videos:
 The summary gives the mean r, the median and the lowest range ratio, closed_shown over all
 clips' closed frames together, and the median width ratio.
 
-    python bench/mouth.py CLIPS_DIR [--json [--curves]] [--limit N] [--work DIR] [-- TALKER RENDER FLAGS...]
+    python bench/mouth.py CLIPS_DIR [--json [--curves]] [--limit N] [--work DIR] [--known-words]
+                          [-- TALKER RENDER FLAGS...]
+
+--known-words renders each clip with its own words (`--transcript`, from NAME.txt or GRID's
+NAME.align beside it) instead of what the ASR hears: the difference is what misheard words cost.
 
 The clips are read where they are and never copied; --work keeps the renders (default: a temporary
 folder). Flags after `--` go to `talker render` (e.g. -- --mouth-scale 1.2).
@@ -106,6 +110,17 @@ def compare(real: np.ndarray, talker: np.ndarray, real_width: np.ndarray | None 
     }
 
 
+def known_words(clip: Path) -> str:
+    """A clip's words: NAME.txt, or the words of GRID's NAME.align (start end word, pauses as sil/sp)."""
+    text, align = clip.with_suffix(".txt"), clip.with_suffix(".align")
+    if text.is_file():
+        return " ".join(text.read_text(encoding="utf-8").split())
+    if align.is_file():
+        return " ".join(line.split()[2] for line in align.read_text().splitlines()
+                        if len(line.split()) == 3 and line.split()[2] not in ("sil", "sp"))
+    raise SystemExit(f"--known-words: neither {text.name} nor {align.name} beside {clip}")
+
+
 def render_clip(clip: Path, work: Path, talker_flags: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Render the clip's first frame speaking its own sound; the real and rendered mouths, frames x
     (opening, width) each."""
@@ -160,6 +175,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N clips")
     parser.add_argument("--work", type=Path, help="keep the photos, sounds and renders here")
     parser.add_argument("--curves", action="store_true", help="with --json: each clip's two opening curves too")
+    parser.add_argument("--known-words", action="store_true", help="render with each clip's own words (NAME.txt or NAME.align)")
     args = parser.parse_args(argv)
     clips = sorted(p for p in args.clips_dir.iterdir() if p.suffix.lower() in VIDEO_SUFFIXES)
     if args.limit:
@@ -171,7 +187,8 @@ def main() -> None:
         work.mkdir(parents=True, exist_ok=True)
         rows = []
         for clip in clips:
-            real, talker = render_clip(clip, work, talker_flags)
+            flags = [*talker_flags, "--transcript", known_words(clip)] if args.known_words else talker_flags
+            real, talker = render_clip(clip, work, flags)
             rows.append({"clip": clip.name, **compare(real[:, 0], talker[:, 0], real[:, 1], talker[:, 1])})
             if args.curves:
                 rows[-1]["curves"] = {name: np.round(values, 4).tolist() for name, values in (
@@ -179,7 +196,8 @@ def main() -> None:
                     ("talker_width", talker[:, 1]))}
             if not args.json:
                 print(f"  {clip.name}: r {rows[-1]['r']:.2f} range {rows[-1]['range_ratio']:.2f}", file=sys.stderr)
-    result = {"clips_dir": str(args.clips_dir), "talker_flags": talker_flags, "summary": summary(rows), "clips": rows}
+    result = {"clips_dir": str(args.clips_dir), "talker_flags": talker_flags, "known_words": args.known_words,
+              "summary": summary(rows), "clips": rows}
     if args.json:
         print(json.dumps(result, indent=1))
         return

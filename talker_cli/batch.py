@@ -31,6 +31,8 @@ def expected_hashes(spec: JobSpec, text: str | None) -> dict[str, str]:
         hashes["text_sha256"] = text_sha256(text)
     elif spec.audio is not None and spec.audio.is_file():
         hashes["audio_sha256"] = file_sha256(spec.audio)
+        if spec.transcript is not None:  # other words for the same recording are another job
+            hashes["transcript_sha256"] = text_sha256(spec.transcript)
     return hashes
 
 
@@ -73,7 +75,7 @@ def spec_job(spec: JobSpec, out_dir: Path, config: TalkerConfig, text: str | Non
     from .stages import Job, RunContext
 
     return Job(photo=spec.photo, output=out_dir / spec.output, config=config, text=text, audio=spec.audio,
-               reply=spec.reply, run=RunContext(cache=cache))
+               transcript=spec.transcript, reply=spec.reply, run=RunContext(cache=cache))
 
 
 def check_batch_paths(specs: list[JobSpec], jobs_file: Path, out_dir: Path, default_preset: str,

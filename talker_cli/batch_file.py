@@ -1,7 +1,7 @@
 """Batch files: one job per line (JSON Lines) or per row (CSV with a header), checked before any work.
 
-Columns: output, exactly one of text / text_file / audio, and optionally photo, reply (true/false),
-preset, and the settings of SETTING_COLUMNS (language, format, emotion, ...). With a photo the job
+Columns: output, exactly one of text / text_file / audio, and optionally photo, transcript (the
+words of the audio, when known), reply (true/false), preset, and the settings of SETTING_COLUMNS (language, format, emotion, ...). With a photo the job
 renders a video and output is a file name ending in .mp4; without one it writes animation files
 only (as `talker lipsync`) and output is their stem. Paths are taken relative to the batch file and
 must stay inside its folder or a folder given with --allow.
@@ -23,7 +23,7 @@ SETTING_COLUMNS = {
     "blink_rate": ("render", "blink_rate", float), "mouth_scale": ("render", "mouth_open_scale", float),
     "crop": ("render", "crop", str),
 }
-COLUMNS = {"photo", "output", "text", "text_file", "audio", "reply", "preset", *SETTING_COLUMNS}
+COLUMNS = {"photo", "output", "text", "text_file", "audio", "transcript", "reply", "preset", *SETTING_COLUMNS}
 _TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no", ""}
 
 
@@ -35,6 +35,7 @@ class JobSpec:
     text: str | None = None
     text_file: Path | None = None
     audio: Path | None = None
+    transcript: str | None = None  # the audio's words, when known
     reply: bool = False
     preset: str | None = None
     settings: tuple[tuple[str, str, object], ...] = ()  # (table, key, value) over the preset, from the columns
@@ -145,6 +146,8 @@ def read_batch(path: Path, allowed: list[Path] | None = None) -> list[JobSpec]:
         sources = [k for k in ("text", "text_file", "audio") if k in row]
         if len(sources) != 1:
             raise UsageError(f"{where}: give exactly one of text, text_file, audio")
+        if "transcript" in row and ("audio" not in row or not str(row["transcript"]).strip()):
+            raise UsageError(f"{where}: transcript gives the words of the audio: give it with audio, not empty")
         output = str(row["output"])
         video = "photo" in row
         if not video and output.lower().endswith(".mp4"):
@@ -164,7 +167,7 @@ def read_batch(path: Path, allowed: list[Path] | None = None) -> list[JobSpec]:
         specs.append(JobSpec(
             line=number, photo=local("photo"), output=output,
             text=str(row["text"]) if "text" in row else None, text_file=local("text_file"),
-            audio=local("audio"), reply=bool(reply), preset=preset_of(row.get("preset"), base, folders, where),
+            audio=local("audio"), transcript=row.get("transcript"), reply=bool(reply), preset=preset_of(row.get("preset"), base, folders, where),
             settings=_settings(row, where),
         ))
     if not specs:

@@ -49,6 +49,7 @@ MOUTH_SCALE = typer.Option(None, "--mouth-scale", help="Scale of the mouth's spe
 TEXT = typer.Option(None, "--text", help="Speak this text.")
 TEXT_FILE = typer.Option(None, "--text-file", help="Speak this UTF-8 file's text.")
 AUDIO = typer.Option(None, "--audio", help="Follow this recording (WAV, MP3, ...).")
+TRANSCRIPT = typer.Option(None, "--transcript", help="The recording's words, when known: aligned instead of what the ASR hears.")
 REPLY = typer.Option(False, "--reply", help="The LLM answers the text or transcript; the face says the answer.")
 LANGUAGE = typer.Option(None, "--language", help="The job's language tag (en, zh, es, zh-TW, ...); default: from the text's script or the recording.")
 SEED = typer.Option(None, "--seed", help="Seed of the idle motion (blinks, head motion).")
@@ -193,6 +194,7 @@ def render(
     text: Optional[str] = TEXT,
     text_file: Optional[Path] = TEXT_FILE,
     audio: Optional[Path] = AUDIO,
+    transcript: Optional[str] = TRANSCRIPT,
     reply: bool = REPLY,
     language: Optional[str] = LANGUAGE,
     preset: str = PRESET,
@@ -227,7 +229,7 @@ def render(
                                crop=crop, language=language, tts_model=tts_model, tts_backend=tts_backend,
                                speaker=speaker, asr_model=asr_model, llm_model=llm_model, mem_ratio=mem_ratio)
         manifest = _run_request(JobRequest(output=output, photo=photo, text=text, text_file=text_file, audio=audio,
-                                           reply=reply, preset=preset, settings=settings, wait_s=wait, force=force),
+                                           transcript=transcript, reply=reply, preset=preset, settings=settings, wait_s=wait, force=force),
                                 progress)
     if json_out:
         typer.echo(json.dumps(manifest, indent=2))
@@ -253,6 +255,7 @@ def lipsync(
     text: Optional[str] = TEXT,
     text_file: Optional[Path] = TEXT_FILE,
     audio: Optional[Path] = AUDIO,
+    transcript: Optional[str] = TRANSCRIPT,
     reply: bool = REPLY,
     language: Optional[str] = LANGUAGE,
     preset: str = PRESET,
@@ -286,8 +289,8 @@ def lipsync(
                                head_motion=head_motion, blink_rate=blink_rate, mouth_scale=mouth_scale,
                                language=language, tts_model=tts_model, tts_backend=tts_backend, speaker=speaker,
                                asr_model=asr_model, llm_model=llm_model, mem_ratio=mem_ratio)
-        manifest = _run_request(JobRequest(output=output, text=text, text_file=text_file, audio=audio, reply=reply,
-                                           preset=preset, settings=settings, wait_s=wait, force=force), progress)
+        manifest = _run_request(JobRequest(output=output, text=text, text_file=text_file, audio=audio,
+                                           transcript=transcript, reply=reply, preset=preset, settings=settings, wait_s=wait, force=force), progress)
     if json_out:
         typer.echo(json.dumps(manifest, indent=2))
     elif not quiet:

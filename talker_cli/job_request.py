@@ -44,6 +44,7 @@ class JobRequest:
     text: str | None = None
     text_file: Path | None = None
     audio: Path | None = None
+    transcript: str | None = None  # the recording's words, when the user knows them
     reply: bool = False
     preset: str = "cpu"
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)  # over the preset (settings_of)
@@ -64,9 +65,13 @@ class JobRequest:
         given = sum(s is not None for s in (self.text, self.text_file, self.audio))
         if given > 1 or (given == 0 and not planned_only):
             raise UsageError(f"give {'at most' if planned_only else 'exactly'} one of --text, --text-file or --audio")
+        if self.transcript is not None and self.audio is None:
+            raise UsageError("--transcript gives the words of a recording: pass it with --audio")
+        if self.transcript is not None and not self.transcript.strip():
+            raise UsageError("--transcript is empty; pass the recording's words, or leave it out to have them heard")
         config = load_config(self.preset, self.settings)
         job = Job(photo=self.photo, output=self.output, config=config, text=self.text, audio=self.audio,
-                  reply=self.reply, run=RunContext(cache=WorkCache(read=not self.force)))
+                  transcript=self.transcript, reply=self.reply, run=RunContext(cache=WorkCache(read=not self.force)))
         if planned_only:
             if self.audio is not None:
                 check_file(self.audio, "audio file")

@@ -45,6 +45,7 @@ class Job:
     config: TalkerConfig
     text: str | None = None
     audio: Path | None = None
+    transcript: str | None = None  # the recording's words as the user knows them (--transcript)
     reply: bool = False
     run: RunContext = field(default_factory=RunContext)
     artifacts: Artifacts = field(default_factory=Artifacts)
@@ -337,6 +338,8 @@ class InputStage(Stage):
         job.artifacts.recording = Speech(samples=samples, sample_rate=ASR_RATE, origin="recording", source_path=job.audio,
                                          voiced=voice_heard(samples))
         job.input_hashes["audio_sha256"] = file_sha256(job.audio)
+        if job.transcript is not None:
+            job.input_hashes["transcript_sha256"] = text_sha256(job.transcript)
         return {"audio_s": round(duration, 3)}
 
 
@@ -399,10 +402,10 @@ class AsrStage(ModelStage):
             raise
         check_speech_heard(recording, transcript)
         self.model = self.engine.model_path  # the model that transcribed: English, or multilingual
-        job.artifacts.transcript = transcript
-        job.language, job.language_decided_by = recording_language(transcript, job)
-        job.artifacts.script = transcript_script(transcript, job)
+        keep_transcript(transcript, job)
         details = {"words": len(transcript.words), "language": transcript.language}
+        if job.transcript is not None:
+            details["words_given"] = len(job.artifacts.transcript.words)
         readings = getattr(self.engine, "readings", {})
         if readings.get("unsure_windows"):  # English read twice: how often the second reading won
             details["second_opinion"] = dict(readings)
@@ -427,9 +430,19 @@ class AsrStage(ModelStage):
         transcript = Transcript(data["text"], tuple(Word(*w) for w in data["words"]), data["language"],
                                 data.get("no_speech_prob", 0.0))
         check_speech_heard(job.artifacts.recording, transcript)
-        job.artifacts.transcript = transcript
-        job.language, job.language_decided_by = recording_language(transcript, job)
-        job.artifacts.script = transcript_script(transcript, job)
+        keep_transcript(transcript, job)
+
+
+def keep_transcript(transcript, job: Job) -> None:
+    """The ASR's transcript as the job's, or the user's words timed by it (--transcript); the language and
+    what the face says follow from it."""
+    if job.transcript is not None:
+        from .aligners.known_words import with_given_words
+
+        transcript = with_given_words(transcript, job.transcript)
+    job.artifacts.transcript = transcript
+    job.language, job.language_decided_by = recording_language(transcript, job)
+    job.artifacts.script = transcript_script(transcript, job)
 
 
 def reply_script(reply: str, job: Job) -> Script:

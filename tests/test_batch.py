@@ -50,6 +50,8 @@ def write_jobs(folder, rows, name="jobs.jsonl"):
     ('{"photo": "../face.png", "text": "hi", "output": "a.mp4"}', "outside the allowed folders"),
     ('{"photo": "face.png", "text": "hi", "output": "sub/a.mp4"}', "plain file name"),
     ('{"photo": "face.png", "text": "hi", "output": "a.mp4", "reply": "maybe"}', "reply must be true or false"),
+    ('{"photo": "face.png", "text": "hi", "transcript": "hi", "output": "a.mp4"}', "transcript gives the words of the audio"),
+    ('{"photo": "face.png", "audio": "speech.wav", "transcript": " ", "output": "a.mp4"}', "not empty"),
     ('[1, 2]', "must be a JSON object"),
 ])
 def test_bad_batch_lines_are_named(workspace, line, message):
@@ -144,6 +146,21 @@ def test_mixed_batch_of_twenty_two_jobs(workspace):
     # The TTS model was loaded once for the 13 text jobs of the default preset.
     tts = next(s for s in summary["jobs"][0]["stages"] if s["name"] == "tts")
     assert tts["details"]["model_shared_by_jobs"] == 13
+
+
+def test_a_recordings_known_words_are_its_subtitles_and_other_words_redo_the_job(workspace, speech_text):
+    rows = [{"audio": "speech.wav", "transcript": speech_text, "output": "a", "format": "srt"}]
+    path = write_jobs(workspace, rows)
+    out = workspace / "out"
+    assert runner.invoke(app, ["batch", str(path), "--out-dir", str(out), "-q"]).exit_code == 0
+    said = " ".join(line for line in (out / "a.srt").read_text().splitlines() if line[:1].isalpha())
+    assert said.split() == speech_text.split()
+    summary = json.loads(runner.invoke(app, ["batch", str(path), "--out-dir", str(out), "-q", "--json"]).stdout)
+    assert [j["status"] for j in summary["jobs"]] == ["skipped"]
+    rows[0]["transcript"] = speech_text.replace("Good morning", "Good evening")
+    write_jobs(workspace, rows)
+    summary = json.loads(runner.invoke(app, ["batch", str(path), "--out-dir", str(out), "-q", "--json"]).stdout)
+    assert [j["status"] for j in summary["jobs"]] == ["ok"]
 
 
 @pytest.mark.slow
