@@ -122,7 +122,8 @@ class Artifacts:
 
     photo: FacePhoto | None = None
     recording: Speech | None = None  # the user's recording, decoded
-    transcript: Transcript | None = None
+    heard: Transcript | None = None  # what the ASR heard in the recording
+    transcript: Transcript | None = None  # the recording's words: what was heard, or the user's (--transcript)
     script: Script | None = None  # the words given: the text, or the recording's transcript
     prompt: str | None = None  # what a reply answers
     reply: Script | None = None  # the LLM's answer, said instead of the script

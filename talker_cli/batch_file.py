@@ -146,8 +146,8 @@ def read_batch(path: Path, allowed: list[Path] | None = None) -> list[JobSpec]:
         sources = [k for k in ("text", "text_file", "audio") if k in row]
         if len(sources) != 1:
             raise UsageError(f"{where}: give exactly one of text, text_file, audio")
-        if "transcript" in row and ("audio" not in row or not str(row["transcript"]).strip()):
-            raise UsageError(f"{where}: transcript gives the words of the audio: give it with audio, not empty")
+        if "transcript" in row and ("audio" not in row or not any(c.isalnum() for c in str(row["transcript"]))):
+            raise UsageError(f"{where}: transcript gives the words of the audio: give it with audio, and words")
         output = str(row["output"])
         video = "photo" in row
         if not video and output.lower().endswith(".mp4"):

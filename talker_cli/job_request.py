@@ -67,8 +67,8 @@ class JobRequest:
             raise UsageError(f"give {'at most' if planned_only else 'exactly'} one of --text, --text-file or --audio")
         if self.transcript is not None and self.audio is None:
             raise UsageError("--transcript gives the words of a recording: pass it with --audio")
-        if self.transcript is not None and not self.transcript.strip():
-            raise UsageError("--transcript is empty; pass the recording's words, or leave it out to have them heard")
+        if self.transcript is not None and not any(c.isalnum() for c in self.transcript):
+            raise UsageError("--transcript has no words; pass the recording's words, or leave it out to have them heard")
         config = load_config(self.preset, self.settings)
         job = Job(photo=self.photo, output=self.output, config=config, text=self.text, audio=self.audio,
                   transcript=self.transcript, reply=self.reply, run=RunContext(cache=WorkCache(read=not self.force)))

@@ -378,7 +378,7 @@ def transcript_script(transcript, job: Job) -> Script:
 class AsrStage(ModelStage):
     name = "asr"
     reads = ("recording",)
-    writes = ("transcript", "script")
+    writes = ("heard", "transcript", "script")
 
     def applies(self, job: Job) -> bool:
         return job.audio is not None
@@ -416,7 +416,7 @@ class AsrStage(ModelStage):
                 "language": job.config.input.language}
 
     def save(self, job: Job, folder: Path) -> None:
-        t = job.artifacts.transcript
+        t = job.artifacts.heard
         words = [[w.text, w.start_s, w.end_s] for w in t.words]
         (folder / "transcript.json").write_text(json.dumps({"text": t.text, "language": t.language, "words": words,
                                                             "no_speech_prob": t.no_speech_prob}))
@@ -435,7 +435,8 @@ class AsrStage(ModelStage):
 
 def keep_transcript(transcript, job: Job) -> None:
     """The ASR's transcript as the job's, or the user's words timed by it (--transcript); the language and
-    what the face says follow from it."""
+    what the face says follow from it. The work cache keeps what was heard."""
+    job.artifacts.heard = transcript
     if job.transcript is not None:
         from .aligners.known_words import with_given_words
 

@@ -51,7 +51,7 @@ def write_jobs(folder, rows, name="jobs.jsonl"):
     ('{"photo": "face.png", "text": "hi", "output": "sub/a.mp4"}', "plain file name"),
     ('{"photo": "face.png", "text": "hi", "output": "a.mp4", "reply": "maybe"}', "reply must be true or false"),
     ('{"photo": "face.png", "text": "hi", "transcript": "hi", "output": "a.mp4"}', "transcript gives the words of the audio"),
-    ('{"photo": "face.png", "audio": "speech.wav", "transcript": " ", "output": "a.mp4"}', "not empty"),
+    ('{"photo": "face.png", "audio": "speech.wav", "transcript": " !", "output": "a.mp4"}', "and words"),
     ('[1, 2]', "must be a JSON object"),
 ])
 def test_bad_batch_lines_are_named(workspace, line, message):

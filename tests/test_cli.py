@@ -121,8 +121,9 @@ def test_two_inputs_is_a_usage_error(out_dir, face_photo, speech_wav):
 def test_a_transcript_needs_a_recording_and_words(out_dir, face_photo, speech_wav):
     result = run("--photo", face_photo, "--text", "Hi.", "--transcript", "Hi.", "-o", out_dir / "a.mp4")
     assert_failed_cleanly(result, 2, "--transcript gives the words of a recording: pass it with --audio", out_dir)
-    result = run("--photo", face_photo, "--audio", speech_wav, "--transcript", "  ", "-o", out_dir / "a.mp4")
-    assert_failed_cleanly(result, 2, "--transcript is empty", out_dir)
+    for nothing in ("  ", "!!! 😀"):
+        result = run("--photo", face_photo, "--audio", speech_wav, "--transcript", nothing, "-o", out_dir / "a.mp4")
+        assert_failed_cleanly(result, 2, "--transcript has no words", out_dir)
 
 
 def test_missing_voice_model_names_the_path_and_flag(out_dir, face_photo, tmp_path):

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from talker_cli.aligners.known_words import given_words, timed_given_words
-from talker_cli.artifacts import Word
+from talker_cli.aligners.known_words import given_words, timed_given_words, with_given_words
+from talker_cli.artifacts import Transcript, Word
+from talker_cli.errors import InputError
 from talker_cli.cli import app
 
 from .conftest import ROOT
@@ -43,6 +44,23 @@ def test_unspaced_scripts_are_timed_character_by_character():
     assert [round(w.start_s, 2) for w in words] == [0.1, 0.3, 0.5, 0.7, 0.9, 1.1]
 
 
+def test_words_that_are_not_the_recordings_are_refused():
+    heard = (Word("Bimplo", 0.7, 1.2), Word("every", 1.2, 1.5), Word("soon.", 1.5, 1.9))
+    assert len(timed_given_words("bin blue at f three soon", heard)) == 6  # GRID's worst mishearing passes
+    with pytest.raises(InputError, match="--transcript does not match the recording: .*'Bimplo every soon.'"):
+        timed_given_words("word " * 50, heard)
+    with pytest.raises(InputError, match="does not match"):
+        timed_given_words("Don't ask me to carry an oily rag like that.", heard)
+
+
+def test_chinese_is_compared_in_the_characters_the_asr_wrote():
+    """Whisper writes Mandarin mostly in traditional characters; every character here differs."""
+    heard = Transcript("說話讀書", (Word("說話", 0.1, 0.5), Word("讀書", 0.5, 0.9)), "zh")
+    words = with_given_words(heard, "说话读书").words
+    assert [w.text for w in words] == list("说话读书")  # the user's characters, timed by the heard ones
+    assert [round(w.start_s, 2) for w in words] == [0.1, 0.3, 0.5, 0.7]
+
+
 def test_words_are_untimed_when_the_asr_heard_none():
     assert timed_given_words("hello there", ()) == (Word("hello", 0.0, 0.0), Word("there", 0.0, 0.0))
 
@@ -72,3 +90,22 @@ def test_a_known_transcript_opens_the_mouth_where_the_asr_misheard_an_open_vowel
     assert "place green by r one soon" not in (tmp_path / "heard.srt").read_text()
     given, heard = _opening_over(tmp_path, "given", r_start, r_end), _opening_over(tmp_path, "heard", r_start, r_end)
     assert given > 1.3 * heard and given > 0.25, (given, heard)
+
+
+def test_the_work_cache_keeps_what_was_heard_not_the_words_given(tmp_path, speech_wav, speech_text):
+    runner = CliRunner()
+
+    def lipsync(stem, *extra):
+        result = runner.invoke(app, ["lipsync", "--audio", str(speech_wav), "-o", str(tmp_path / stem), "--format",
+                                     "srt", "--json", "-q", *extra])
+        said = (tmp_path / f"{stem}.srt").read_text() if result.exit_code == 0 else ""
+        return result, " ".join(line for line in said.splitlines() if line[:1].isalpha())
+
+    given = speech_text.replace("Good morning", "Good evening")
+    result, said = lipsync("given", "--transcript", given)
+    assert result.exit_code == 0 and said.split() == given.split()
+    result, said = lipsync("heard")  # the same recording again: the ASR's result comes from the cache
+    asr = next(s for s in json.loads(result.stdout)["stages"] if s["name"] == "asr")
+    assert asr["details"]["cached"] and "morning" in said.lower() and "evening" not in said.lower()
+    result, _ = lipsync("other", "--transcript", "word " * 300)
+    assert result.exit_code == 3 and "--transcript does not match the recording" in result.stderr
