@@ -1,7 +1,8 @@
 """A content-addressed cache of finished stage results (speech, transcripts, replies).
 
-A key is the hash of what decides a stage's result: its inputs' content and its part of the config.
-An interrupted or failed job re-run later reuses what its finished stages made; a changed input or
+A key is the hash of what decides a stage's result: its inputs' content, its part of the config and
+talker's own code (a changed ASR or voice makes other transcripts and speech of the same input; the
+version number alone does not say so). An interrupted or failed job re-run later reuses what its finished stages made; a changed input or
 setting makes a new key. Entries are written to a temporary folder and renamed when complete; one
 that cannot be read back is made again (pipeline.py). Each run's first new entry prunes the cache:
 entries unused for two weeks, then the least recently used past 2 GiB.
@@ -17,6 +18,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,20 @@ MAX_BYTES = 2 << 30
 ABANDONED_S = 86400  # a half-written entry of a process that was killed
 
 
+def fingerprint(package: Path) -> str:
+    """A hash of a package's source files, names and contents."""
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@cache
+def code_fingerprint() -> str:
+    """talker's own fingerprint, read once per process (a few milliseconds)."""
+    return fingerprint(Path(__file__).resolve().parent)
+
+
 class WorkCache:
     def __init__(self, root: Path | None = None, read: bool = True, max_bytes: int = MAX_BYTES,
                  keep_unused_s: float = KEEP_UNUSED_S):
@@ -43,7 +59,8 @@ class WorkCache:
 
     @staticmethod
     def key(stage: str, parts: dict[str, Any]) -> str:
-        blob = json.dumps({"stage": stage, "format": FORMAT, **parts}, sort_keys=True, default=str)
+        blob = json.dumps({"stage": stage, "format": FORMAT, "code": code_fingerprint(), **parts}, sort_keys=True,
+                          default=str)
         return f"{stage}-{hashlib.sha256(blob.encode()).hexdigest()[:32]}"
 
     def lookup(self, key: str) -> Path | None:

@@ -1,5 +1,7 @@
 """The runner around the stages, with small stand-in stages: order, freeing, and cleanup on failure."""
 
+from pathlib import Path
+
 import pytest
 
 from talker_cli.config import AsrConfig, LlmConfig, TalkerConfig, TtsConfig
@@ -388,3 +390,22 @@ def test_a_batch_reports_its_jobs_done_failed_ones_included(tmp_path):
     assert seen[0] == ("jobs", 0, 3, "jobs") and seen[-1] == ("jobs", 3, 3, "jobs")
     assert [report[1] for report in seen] == sorted(report[1] for report in seen)
     assert [row["status"] for row in summary["jobs"]] == ["ok", "failed", "ok"]
+
+
+def test_a_change_to_talkers_code_is_a_new_work_cache_key(tmp_path, monkeypatch):
+    """A changed ASR hears other words in the same recording: a transcript cached by the code before
+    must not be taken as this code's (the version number is not bumped for every change)."""
+    import shutil
+
+    from talker_cli import work_cache
+    from talker_cli.work_cache import WorkCache, fingerprint
+
+    package = tmp_path / "talker_cli"
+    shutil.copytree(Path(work_cache.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    before = fingerprint(package)
+    (package / "asr.py").write_text((package / "asr.py").read_text() + "\n# changed\n")
+    assert fingerprint(package) != before
+    parts = {"audio_sha256": "ab" * 32, "asr": {"model": ""}}
+    key = WorkCache.key("asr", parts)
+    monkeypatch.setattr(work_cache, "code_fingerprint", lambda: "another")
+    assert WorkCache.key("asr", parts) != key
