@@ -83,6 +83,23 @@ def test_w_keeps_its_viseme_and_its_own_nearly_shut_lips_through_the_rules():
     assert for_w[10] < 0.6 * for_u[10]  # frame centre 0.42 s: "wa" against "ooa"
 
 
+def test_the_open_vowels_open_the_jaw_wider_than_the_mid_central_one_in_the_same_viseme():
+    """AA and AE ("hot", "hat") and AH ("hut", "the") are all viseme aa in every set, and export as
+    such, but filmed speakers open the first two wider (natural speech's widest openings)."""
+    def spoken(vowel):
+        phones = [Phone("SIL", 0, 0.4), Phone("HH", 0.4, 0.45), Phone(vowel, 0.45, 0.65), Phone("T", 0.65, 0.72),
+                  Phone("SIL", 0.72, 1.2)]
+        segments = viseme_track(phones, VisemeConfig())
+        track = blendshape_track(segments, 1.2, VisemeConfig(), RenderConfig(blink_rate=0, head_motion=0))
+        return [s.viseme for s in segments], track_opening(track)[13]  # frame centre 0.54 s
+    (hot, open_hot), (hat, open_hat), (hut, open_hut) = map(spoken, ("AA", "AE", "AH"))
+    assert hot == hat == hut == ["sil", "aa", "DD", "sil"]
+    assert open_hot == open_hat > 1.3 * open_hut > 0
+    # beside an open vowel, AH is part of its open stretch: one segment, as before it had a pose of its own
+    beside = phones_to_segments([Phone("AY", 0, 0.15), Phone("AH", 0.15, 0.2), Phone("T", 0.2, 0.3)])
+    assert [(s.viseme, s.pose, s.end_s) for s in beside][:1] == [("aa", "aa", 0.2)]
+
+
 def test_gaps_between_phones_become_silence():
     segments = phones_to_segments([Phone("M", 0.5, 0.6)])
     assert segments[0] == seg("sil", 0.0, 0.5)

@@ -26,6 +26,7 @@ VISEME_VOWELS = {
     "aa": _vowels(aa=1.0), "E": _vowels(ee=0.9), "I": _vowels(ih=0.9), "O": _vowels(oh=0.9), "U": _vowels(ou=0.9),
     "W": _vowels(ou=0.5),  # W's own pose inside U, lips nearly shut (face/visemes.PHONE_SHAPES)
     "ER": _vowels(ou=0.3, aa=0.2),  # an r-coloured vowel's pose inside RR (face/visemes.PHONE_SHAPES)
+    "AH": _vowels(aa=0.7),  # the mid-central vowel's pose inside aa (face/visemes.PHONE_SHAPES)
     "breath": _vowels(aa=0.3),  # the lips parted in a pause (face/blendshapes.with_breaths)
 }
 

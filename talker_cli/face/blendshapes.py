@@ -129,13 +129,14 @@ VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
     "SS": (0.03, 0.2, dict(stretch=0.35, smile=0.15, upper=0.15)),
     "nn": (0.01, 0.46, dict(stretch=0.1, tongue=0.1)),
     "RR": (0.01, 13.0, dict(pucker=0.4, funnel=0.3)),
-    "aa": (0.125, 4.8, dict(lower=0.3, upper=0.1)),
+    "aa": (0.145, 4.8, dict(lower=0.3, upper=0.1)),
     "E": (0.115, 9.0, dict(stretch=0.35, smile=0.2, lower=0.2)),
     "I": (0.095, 8.7, dict(stretch=0.3, smile=0.35, upper=0.1)),
     "O": (0.05, 16.0, dict(funnel=0.6, pucker=0.3)),
     "U": (0.025, 9.4, dict(pucker=0.8, funnel=0.4)),
     "W": (0.01, 13.0, dict(pucker=0.6, funnel=0.2)),  # not a viseme: W's own pose inside U (visemes.PHONE_SHAPES)
     "ER": (0.05, 2.0, dict(pucker=0.3, funnel=0.2)),  # not a viseme: an r-coloured vowel's pose inside RR
+    "AH": (0.10, 4.8, dict(lower=0.3, upper=0.1)),  # not a viseme: the mid-central vowel's pose inside aa
     "breath": (BREATH_OPENING, BREATH_DOMINANCE, {}),  # not a viseme: the lips parted in a pause (with_breaths)
 }
 VISEME_POSES = {v: _pose(opening * MOUTH_GAIN, **lips) for v, (opening, _, lips) in VISEME_SHAPES.items()}

@@ -49,8 +49,10 @@ GLIDE_FROM = 0.6
 # Sounds drawn with a mouth pose of their own inside their viseme: filmed speakers' lips nearly shut
 # for W (as for R), where U's are open, and an exported track keeps W as U, its viseme in every set.
 # The r-coloured vowel (ER, "her") and an R after a vowel ("heart", "four") are not rounded shut as
-# an R before a vowel is ("red", "green"): their lips stay open with the vowel's.
-PHONE_SHAPES = {"W": "W", "ER": "ER"}
+# an R before a vowel is ("red", "green"): their lips stay open with the vowel's. The mid-central
+# vowel AH ("but", "the", "a") opens the jaw less than the open vowels AA and AE ("hot", "hat"),
+# with which every viseme set groups it.
+PHONE_SHAPES = {"W": "W", "ER": "ER", "AH": "AH"}
 
 
 def phones_to_segments(phones: Sequence[Phone]) -> list[VisemeSegment]:
@@ -75,6 +77,10 @@ def phones_to_segments(phones: Sequence[Phone]) -> list[VisemeSegment]:
         if raw[i].viseme == "":
             raw[i] = replace(following, start_s=raw[i].start_s, end_s=raw[i].end_s)
         following = raw[i]
+    for i, seg in enumerate(raw):  # beside an open vowel AH is part of one open stretch, as its viseme is
+        if seg.shape == "AH" and any(0 <= j < len(raw) and raw[j].viseme == "aa" and raw[j].shape != "AH"
+                                     for j in (i - 1, i + 1)):
+            raw[i] = replace(seg, shape="")
     return _join_equal(raw)
 
 
