@@ -15,6 +15,7 @@ from talker_cli.aligners.alignment import PocketsphinxAligner
 from talker_cli.artifacts import Phone, Speech, Word
 from talker_cli.audio_io import decode_audio
 from talker_cli.errors import InputError
+from talker_cli.aligners.phonemes import VOWELS
 from talker_cli.aligners.recording_alignment import MAX_SPAN_S, AlignmentFailed, align_recording, plan_spans
 
 from .conftest import ROOT
@@ -353,3 +354,71 @@ def test_the_aligner_fits_what_was_said_better_than_what_a_small_whisper_mishear
         choice = better_reading(samples, 16000, Transcript(heard, tuple(guessed), "en"),
                                 Transcript(" ".join(w.text for w in true), tuple(true), "en"), aligner.fit)
         assert choice.taken == 1 and [w.text for w in choice.transcript.words] == [w.text for w in true], name
+
+
+class GapEngine(ScriptedEngine):
+    """Forces every span as two vowels with a pause between them, and hears a vowel in the pause."""
+
+    def force(self, samples, words, offset_s):
+        return ([Phone("AA", offset_s + 0.2, offset_s + 0.5), Phone("SIL", offset_s + 0.5, offset_s + 0.8),
+                 Phone("AA", offset_s + 0.8, offset_s + 1.1)], [Word(w, offset_s + 0.2, offset_s + 1.1) for w in words])
+
+    def recognize(self, samples, offset_s):
+        self.heard.append(offset_s)
+        return [Phone("SIL", offset_s, offset_s + 0.1), Phone("AE", offset_s + 0.1, offset_s + 0.2),
+                Phone("T", offset_s + 0.2, offset_s + 0.25), Phone("SIL", offset_s + 0.25, offset_s + 0.3)]
+
+
+def voiced(levels: list[tuple[float, float, float]], duration_s: float = 1.3) -> Speech:
+    """A recording whose sound has each (start, end, amplitude) of a 150 Hz tone."""
+    t = np.arange(int(duration_s * 16000)) / 16000
+    samples = np.zeros_like(t)
+    for a, b, amplitude in levels:
+        samples[(t >= a) & (t < b)] = amplitude * np.sin(2 * np.pi * 150 * t[(t >= a) & (t < b)])
+    return Speech(samples.astype(np.float32), 16000, "recording")
+
+
+def test_a_loud_vowel_heard_in_a_pause_is_a_dropped_word_and_stands_in_for_it():
+    words = (Word("one", 0.2, 0.5), Word("two", 0.8, 1.1))
+    loud = voiced([(0.2, 0.5, 0.3), (0.6, 0.7, 0.2), (0.8, 1.1, 0.3)])  # 3.5 dB under the vowels
+    track = align_recording(loud, "one two", words, GapEngine())
+    assert [p.label for p in track.phones if p.label != "SIL"] == ["AA", "AE", "T", "AA"]
+    assert next(p for p in track.phones if p.label == "AE").start_s == pytest.approx(0.6)
+    assert [(s.start_s, s.end_s, s.source) for s in track.spans] == [
+        (0.0, 0.5, "forced"), (0.5, 0.8, "recognized"), (0.8, 1.3, "forced")]
+    assert {w.text for w in track.words} == {"one", "two"}  # no word is invented for the sound
+    # the same vowel 30 dB under the speech's is breath or noise: the pause stays a pause
+    quiet = voiced([(0.2, 0.5, 0.3), (0.6, 0.7, 0.01), (0.8, 1.1, 0.3)])
+    track = align_recording(quiet, "one two", words, GapEngine())
+    assert [p.label for p in track.phones] == ["AA", "SIL", "AA"]
+    assert [s.source for s in track.spans] == ["forced"]
+
+
+@needs_speech
+def test_a_word_the_asr_dropped_is_spoken_where_its_voice_is(aligner):
+    """GRID pbav3s, "place blue at v three soon", as Whisper tiny.en heard it: "at" is missing."""
+    grid = SPEECH.parent / "mouth" / "grid-s1"
+    if not grid.is_dir():
+        pytest.skip(f"GRID clips not found at {grid}")
+    speech = Speech(decode_audio(grid / "pbav3s.mpg", 16000), 16000, "recording")
+    heard = [("Please", 0.6, 0.88), ("blue,", 0.88, 1.24), ("be", 1.45, 1.65), ("free", 1.65, 1.87), ("soon.", 1.87, 2.25)]
+    track = aligner.align(speech, "Please blue, be free soon.", tuple(Word(*w) for w in heard))
+    said = [p for p in track.phones if 1.25 <= (p.start_s + p.end_s) / 2 <= 1.44]  # "at": 1.22-1.44 s
+    assert any(p.label in VOWELS for p in said), said
+    assert track.phones[-1].label == "SIL" and track.phones[-1].end_s - track.phones[-1].start_s > 0.5
+    assert "recognized" in {s.source for s in track.spans}
+
+
+@needs_speech
+def test_the_pauses_of_fluent_speech_stay_pauses(aligner):
+    """jfk.flac's breaths between phrases ("And so, my fellow Americans, [breath] ask not ...") stay
+    pauses, while the loud first syllable of "country" (5.97-6.07 s), which the forced path left as a
+    pause and crammed the word into its last syllable, is heard."""
+    speech = Speech(decode_audio(SPEECH / "jfk.flac", 16000), 16000, "recording")
+    text = ("And so my fellow Americans ask not what your country can do for you "
+            "ask what you can do for your country")
+    track = aligner.align(speech, text)
+    pauses = [(p.start_s, p.end_s) for p in track.phones[1:-1] if p.label == "SIL" and p.end_s - p.start_s >= 0.6]
+    assert len(pauses) == 3 and all(1 < a < b < 9 for a, b in pauses)
+    assert any(p.label in VOWELS and 5.95 < (p.start_s + p.end_s) / 2 < 6.1 for p in track.phones)
+    assert [s.source for s in track.spans] == ["forced", "recognized", "forced"]

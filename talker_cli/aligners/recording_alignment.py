@@ -10,6 +10,11 @@ path serves it, and the track says which path served which span:
   recognized  a word that still fails: the phones heard in its audio, with no transcript
   anchored    nothing heard either: the word's pronunciation spread over the ASR's timing of it
 
+A pause the forced path leaves inside speech is listened to as well: where the phone recognizer hears
+a vowel in it as loud as the recording's own vowels, the ASR dropped a word there ("place blue [at] v
+three soon") or the forced path squeezed a word into the wrong place, and the phones heard stand in
+for it (recognized), so the mouth speaks where the voice does instead of resting shut.
+
 The engine does the acoustic work (alignment.PocketsphinxAligner, alignment.EspeakWarpAligner); this
 module only decides spans.
 """
@@ -28,6 +33,11 @@ from .speech_edges import snap_silence_edges
 
 MAX_SPAN_S = 20.0  # the longest stretch aligned at once
 MIN_SPLIT_S = 0.1  # a failed span is not cut into pieces shorter than this
+# An inner pause is listened to from this length; a vowel heard in it counts when it is within
+# UNHEARD_VOWEL_DB of the recording's median vowel. Vowels the recognizer finds in breath, lip
+# noise or room noise are 20-40 dB quieter than the speech's; those of a dropped word within 10.
+MIN_UNHEARD_S = 0.08
+UNHEARD_VOWEL_DB = 15.0
 
 
 class AlignmentFailed(Exception):
@@ -143,6 +153,42 @@ class _Chain:
         spread = [p for w in span.words for p in spread_pronunciation(self.engine, w)]
         self.keep(span, "anchored" if spread else "silence", spread, span.words)
 
+    def hear_inner_pauses(self, phones: list[Phone]) -> list[Phone]:
+        """The phones with every inner pause where a loud vowel is heard replaced by what is heard."""
+        vowel_db = [self.level_db(p.start_s, p.end_s) for p in phones if p.label in VOWELS]
+        if not vowel_db:
+            return phones
+        median_db, out = float(np.median(vowel_db)), []
+        for i, phone in enumerate(phones):
+            inner = 0 < i < len(phones) - 1 and phone.label == "SIL"
+            heard = self.recognize(Span(phone.start_s, phone.end_s, ())) \
+                if inner and phone.end_s - phone.start_s >= MIN_UNHEARD_S else []
+            if any(p.label in VOWELS and self.level_db(p.start_s, p.end_s) >= median_db - UNHEARD_VOWEL_DB
+                   for p in heard):
+                out += [Phone(p.label, max(p.start_s, phone.start_s), min(p.end_s, phone.end_s)) for p in heard]
+                self.mark(phone.start_s, phone.end_s, "recognized")
+            else:
+                out.append(phone)
+        return [p for p in merge_adjacent(out) if p.end_s > p.start_s]
+
+    def level_db(self, start_s: float, end_s: float) -> float:
+        part = self.audio(start_s, end_s).astype(np.float64)
+        return float(10 * np.log10(np.mean(part * part) + 1e-10)) if part.size else -100.0
+
+    def mark(self, start_s: float, end_s: float, source: str) -> None:
+        """Record that `source` served start_s..end_s, inside a stretch another path served."""
+        records = []
+        for record in self.served:
+            if record.end_s <= start_s or record.start_s >= end_s:
+                records.append(record)
+                continue
+            if record.start_s < start_s:
+                records.append(AlignedSpan(record.start_s, round(start_s, 3), record.source))
+            records.append(AlignedSpan(round(start_s, 3), round(end_s, 3), source))
+            if record.end_s > end_s:
+                records.append(AlignedSpan(round(end_s, 3), record.end_s, record.source))
+        self.served = records
+
     def recognize(self, span: Span) -> list[Phone]:
         heard = []
         for start in np.arange(span.start_s, span.end_s, MAX_SPAN_S):
@@ -164,6 +210,6 @@ def align_recording(speech: Speech, text: str, anchors: tuple[Word, ...], engine
         if speech.origin == "recording":
             raise InputError("no speech was found in the recording (no vowel was heard); pass a recording of speech")
         raise InputError("no speech was found in the synthesized speech (no vowel was heard); check the TTS voice")
-    phones = merge_adjacent(sorted(chain.phones, key=lambda p: p.start_s))
+    phones = chain.hear_inner_pauses(merge_adjacent(sorted(chain.phones, key=lambda p: p.start_s)))
     phones = snap_silence_edges(phones, speech.samples, speech.sample_rate)
     return PhoneTrack(tuple(phones), tuple(chain.words), "pocketsphinx", tuple(chain.served))
