@@ -422,3 +422,14 @@ def test_the_pauses_of_fluent_speech_stay_pauses(aligner):
     assert len(pauses) == 3 and all(1 < a < b < 9 for a, b in pauses)
     assert any(p.label in VOWELS and 5.95 < (p.start_s + p.end_s) / 2 < 6.1 for p in track.phones)
     assert [s.source for s in track.spans] == ["forced", "recognized", "forced"]
+
+
+def test_a_pause_heard_across_a_span_cut_is_one_record():
+    from talker_cli.aligners.recording_alignment import _Chain
+    from talker_cli.artifacts import AlignedSpan
+
+    chain = _Chain(ScriptedEngine(), recording(3.0))
+    chain.served = [AlignedSpan(0.0, 1.2, "forced"), AlignedSpan(1.2, 2.0, "recognized"), AlignedSpan(2.0, 3.0, "forced")]
+    chain.mark(1.0, 1.5, "recognized")
+    assert chain.served == [AlignedSpan(0.0, 1.0, "forced"), AlignedSpan(1.0, 2.0, "recognized"),
+                            AlignedSpan(2.0, 3.0, "forced")]

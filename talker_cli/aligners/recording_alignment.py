@@ -27,6 +27,7 @@ from typing import Protocol
 import numpy as np
 
 from ..artifacts import AlignedSpan, Phone, PhoneTrack, Speech, Word
+from ..audio_io import level_dbfs
 from ..errors import InputError
 from .phonemes import VOWELS, merge_adjacent
 from .speech_edges import snap_silence_edges
@@ -155,7 +156,7 @@ class _Chain:
 
     def hear_inner_pauses(self, phones: list[Phone]) -> list[Phone]:
         """The phones with every inner pause where a loud vowel is heard replaced by what is heard."""
-        vowel_db = [self.level_db(p.start_s, p.end_s) for p in phones if p.label in VOWELS]
+        vowel_db = [level_dbfs(self.audio(p.start_s, p.end_s)) for p in phones if p.label in VOWELS]
         if not vowel_db:
             return phones
         median_db, out = float(np.median(vowel_db)), []
@@ -163,7 +164,7 @@ class _Chain:
             inner = 0 < i < len(phones) - 1 and phone.label == "SIL"
             heard = self.recognize(Span(phone.start_s, phone.end_s, ())) \
                 if inner and phone.end_s - phone.start_s >= MIN_UNHEARD_S else []
-            if any(p.label in VOWELS and self.level_db(p.start_s, p.end_s) >= median_db - UNHEARD_VOWEL_DB
+            if any(p.label in VOWELS and level_dbfs(self.audio(p.start_s, p.end_s)) >= median_db - UNHEARD_VOWEL_DB
                    for p in heard):
                 out += [Phone(p.label, max(p.start_s, phone.start_s), min(p.end_s, phone.end_s)) for p in heard]
                 self.mark(phone.start_s, phone.end_s, "recognized")
@@ -171,23 +172,18 @@ class _Chain:
                 out.append(phone)
         return [p for p in merge_adjacent(out) if p.end_s > p.start_s]
 
-    def level_db(self, start_s: float, end_s: float) -> float:
-        part = self.audio(start_s, end_s).astype(np.float64)
-        return float(10 * np.log10(np.mean(part * part) + 1e-10)) if part.size else -100.0
-
     def mark(self, start_s: float, end_s: float, source: str) -> None:
-        """Record that `source` served start_s..end_s, inside a stretch another path served."""
-        records = []
-        for record in self.served:
-            if record.end_s <= start_s or record.start_s >= end_s:
-                records.append(record)
-                continue
-            if record.start_s < start_s:
-                records.append(AlignedSpan(record.start_s, round(start_s, 3), record.source))
-            records.append(AlignedSpan(round(start_s, 3), round(end_s, 3), source))
-            if record.end_s > end_s:
-                records.append(AlignedSpan(round(end_s, 3), record.end_s, record.source))
-        self.served = records
+        """Record that `source` served start_s..end_s, inside what other paths served (a pause may
+        straddle two of their records: spans are cut in pauses); equal neighbours join, as keep's do."""
+        start_s, end_s = round(start_s, 3), round(end_s, 3)
+        pieces = [AlignedSpan(r.start_s, min(r.end_s, start_s), r.source) for r in self.served if r.start_s < start_s]
+        pieces.append(AlignedSpan(start_s, end_s, source))
+        pieces += [AlignedSpan(max(r.start_s, end_s), r.end_s, r.source) for r in self.served if r.end_s > end_s]
+        self.served = []
+        for piece in pieces:
+            if self.served and self.served[-1].source == piece.source:
+                piece = AlignedSpan(self.served.pop().start_s, piece.end_s, piece.source)
+            self.served.append(piece)
 
     def recognize(self, span: Span) -> list[Phone]:
         heard = []
