@@ -138,7 +138,10 @@ def tiny_llama(tmp_path_factory):
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    bundled = make_llm(LlmConfig())
+    # SmolLM2 named, not the default: with the multilingual extra installed the default is another model
+    # on another runtime, and only SmolLM2 on transformers leaves its tokenizer in the cache
+    bundled = make_llm(LlmConfig(model=str(bundled_gguf())))
+    assert bundled.name == "transformers"
     bundled.load()  # makes sure the dequantized SmolLM2 (and its tokenizer) is in the cache
     bundled.unload()
     folder = tmp_path_factory.mktemp("llm") / "tiny-llama"
