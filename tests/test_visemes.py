@@ -54,6 +54,7 @@ def test_an_r_after_a_vowel_keeps_its_lips_open_one_before_a_vowel_rounds_them_s
                                              RenderConfig(blink_rate=0, head_motion=0)))
     heart_r, red_r = opening[int(0.5 * 25)], opening[int(0.65 * 25)]
     assert heart_r > 0.05 and heart_r > red_r  # "heart"'s R open (drawn as "red"'s: 0.02)
+    assert red_r < 0.04  # "red"'s rounded lips shut in the middle, as filmed speakers' are
 
 
 def test_a_short_v_between_short_vowels_is_kept_as_a_closure_is():
@@ -285,3 +286,19 @@ def test_the_minimum_duration_rule_gives_what_the_plain_rescanning_rule_gives():
         got = enforce_min_duration(segments, shortest, closure)
         assert [(s.viseme, round(s.start_s, 9), round(s.end_s, 9)) for s in got] == \
             [(s.viseme, round(s.start_s, 9), round(s.end_s, 9)) for s in expected], segments
+
+
+def test_lip_teeth_and_tongue_teeth_contacts_are_drawn_nearly_shut_between_open_vowels():
+    """F, V and TH leave the inner lips nearly touching (filmed lips read 0.006-0.03 eye distances
+    there): between two wide vowels the contact's middle frame is shown closed as bench/mouth.py
+    counts it (under 0.06) while the vowels around it open."""
+    def opening_at(sound, middle_frame):
+        phones = [Phone("SIL", 0, 0.3), Phone("AA", 0.3, 0.5), Phone(sound, 0.5, 0.62), Phone("AA", 0.62, 0.82),
+                  Phone("SIL", 0.82, 1.3)]
+        track = blendshape_track(viseme_track(phones, VisemeConfig()), 1.3, VisemeConfig(),
+                                 RenderConfig(blink_rate=0, head_motion=0))
+        opening = track_opening(track)
+        return opening[middle_frame], opening[10]  # frame centres 0.54-0.58 s; 0.42 s (the vowel)
+    for sound in ("F", "V", "TH", "DH"):
+        contact, vowel = opening_at(sound, 13)
+        assert contact < 0.06 < 0.15 < vowel, sound

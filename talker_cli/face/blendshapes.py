@@ -107,7 +107,9 @@ def _both(**values: float) -> np.ndarray:
 # checked on clips it was not fitted on); the rounded shapes (U, O, R) are set lower than the fit, as a
 # puckered mouth reads wider open than it is asked to (FaceMesh on the frame, as on the filmed
 # speaker); R and W hold their nearly shut, rounded lips as firmly as a closure (the filmed speaker's
-# lips are shut in half of their frames, where a weaker R took its vowel's opening); MOUTH_GAIN undoes
+# lips are shut in half of their frames, where a weaker R took its vowel's opening); F, V and TH leave
+# the inner lips nearly touching (the lower lip under the upper teeth, or the tongue between them: the
+# filmed lips read 0.006-0.03 there), so they are drawn nearly shut and hold it; MOUTH_GAIN undoes
 # the fit's shrinkage towards the mean, so the mouth opens as far as the filmed one (with each photo's
 # renderer calibrated to be seen opening as far as asked, face/calibration.py).
 MOUTH_GAIN = 1.4
@@ -121,14 +123,14 @@ BREATH_DOMINANCE = 0.5
 VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
     "sil": (0.007, 0.02, {}),
     "PP": (0.0, 13.0, dict(close=1.0, pucker=0.1)),
-    "FF": (0.02, 4.7, dict(close=0.3, upper=0.3, stretch=0.1)),  # lower lip under the upper teeth
-    "TH": (0.04, 8.0, dict(stretch=0.1, tongue=0.35)),  # the tongue between the teeth
+    "FF": (0.0, 8.0, dict(close=0.3, upper=0.3, stretch=0.1)),  # lower lip under the upper teeth: no gap
+    "TH": (0.015, 8.0, dict(stretch=0.1, tongue=0.35)),  # the tongue between the teeth, lips nearly shut
     "DD": (0.11, 0.44, dict(stretch=0.15, tongue=0.1)),  # the tongue's tip behind the upper teeth
     "kk": (0.115, 2.2, dict(stretch=0.1)),
     "CH": (0.105, 3.1, dict(funnel=0.55, pucker=0.2, upper=0.2)),
     "SS": (0.03, 0.2, dict(stretch=0.35, smile=0.15, upper=0.15)),
     "nn": (0.01, 0.46, dict(stretch=0.1, tongue=0.1)),
-    "RR": (0.01, 13.0, dict(pucker=0.4, funnel=0.3)),
+    "RR": (0.0, 20.0, dict(pucker=0.4, funnel=0.3)),  # an onset R: rounded lips, shut in the middle
     "aa": (0.145, 4.8, dict(lower=0.3, upper=0.1)),
     "E": (0.115, 9.0, dict(stretch=0.35, smile=0.2, lower=0.2)),
     "I": (0.095, 8.7, dict(stretch=0.3, smile=0.35, upper=0.1)),
