@@ -117,7 +117,11 @@ MOUTH_GAIN = 1.4
 # distances some 0.2-0.3 s before the first sound after a rest (the anticipation, VisemeConfig), and
 # stays parted through the pauses of fluent speech; an opening B, P or M closes it again
 # (bench/mouth.py's clips). The breath yields to every sound's shape, so it shows only in the pause.
-BREATH_RISE_S = 0.08
+# The lips part slowly, over the breath's first BREATH_RISE_S (many filmed speakers are still shut
+# 0.1-0.2 s before a first L or S), but at once before a B, P or M: there the lips open fully early
+# and shut again some 0.08 s before the closure, or the breath never shows.
+BREATH_RISE_S = 0.2
+BREATH_RISE_BEFORE_CLOSURE_S = 0.08
 BREATH_OPENING = 0.07
 BREATH_DOMINANCE = 0.5
 VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
@@ -135,7 +139,7 @@ VISEME_SHAPES = {  # viseme: (opening, dominance, lips and tongue)
     "E": (0.115, 9.0, dict(stretch=0.35, smile=0.2, lower=0.2)),
     "I": (0.095, 8.7, dict(stretch=0.3, smile=0.35, upper=0.1)),
     "O": (0.05, 16.0, dict(funnel=0.6, pucker=0.3)),
-    "U": (0.025, 9.4, dict(pucker=0.8, funnel=0.4)),
+    "U": (0.025, 14.0, dict(pucker=0.8, funnel=0.4)),
     "W": (0.01, 13.0, dict(pucker=0.6, funnel=0.2)),  # not a viseme: W's own pose inside U (visemes.PHONE_SHAPES)
     "ER": (0.05, 2.0, dict(pucker=0.3, funnel=0.2)),  # not a viseme: an r-coloured vowel's pose inside RR
     "AH": (0.10, 4.8, dict(lower=0.3, upper=0.1)),  # not a viseme: the mid-central vowel's pose inside aa
@@ -206,7 +210,8 @@ def with_breaths(segments: Sequence[VisemeSegment], breath_s: float) -> list[Vis
 
 def speech_envelope(segments: Sequence[VisemeSegment], n_fine: int, lead_s: float, release_s: float) -> np.ndarray:
     """1 while the face speaks, 0 at rest: the mouth leaves its rest over the lead_s before the first
-    sound (a smooth rise, no jump), or over the first BREATH_RISE_S of a breath before it; it closes
+    sound (a smooth rise, no jump), or over the first BREATH_RISE_S of a breath before it (its first
+    BREATH_RISE_BEFORE_CLOSURE_S before a lip closure); it closes
     over the last SETTLE_S of the last sound (no earlier than that sound's start) and is relaxed within
     release_s (one frame) after it, however slow the transitions are."""
     t = np.arange(n_fine) / _SIGNAL_HZ
@@ -215,7 +220,8 @@ def speech_envelope(segments: Sequence[VisemeSegment], n_fine: int, lead_s: floa
         return np.zeros(n_fine, dtype=np.float32)
     first, last = spoken[0].start_s, spoken[-1].end_s
     if spoken[0].viseme == "breath":  # the breath is the anticipation: the lips part at its start
-        lead_s = min(BREATH_RISE_S, spoken[0].end_s - spoken[0].start_s)
+        rise_s = BREATH_RISE_BEFORE_CLOSURE_S if len(spoken) > 1 and spoken[1].viseme == "PP" else BREATH_RISE_S
+        lead_s = min(rise_s, spoken[0].end_s - spoken[0].start_s)
         first += lead_s
     settle_from = max(last - SETTLE_S, spoken[-1].start_s)
     envelope = np.clip(1.0 - (t - settle_from) / (last + release_s - settle_from), 0.0, 1.0)
