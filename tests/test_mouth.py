@@ -56,7 +56,9 @@ def test_a_rendered_open_mouth_opens_as_far_as_the_track_asks(closed_lips, visem
     asked = float(track_opening(pose(viseme))[0])
     seen = opening_of(find_landmarks(renderer.render(pose(viseme), 0)))
     assert asked > 0.08  # a real speaker's vowel opens near a tenth of the eye distance and more
-    assert 0.88 * asked <= seen <= 1.12 * asked, (viseme, asked, seen)
+    # (one still frame: the calibration reads its probes as a video, and a still with the dark cavity
+    # between the rows reads up to an eighth wider)
+    assert 0.88 * asked <= seen <= 1.15 * asked, (viseme, asked, seen)
 
 
 def jaw_open(opening: float) -> BlendshapeTrack:
@@ -141,8 +143,8 @@ def test_an_open_mouth_on_a_closed_lip_photo_shows_teeth_and_a_dark_cavity(close
 
 
 def test_a_speech_sized_opening_shows_both_rows_of_teeth_with_a_dark_gap_between(tmp_path):
-    """Filmed speakers show their lower incisors in most open frames, beneath a thin dark gap under
-    the upper row: at 0.08 eye distances (an ordinary vowel) the opening's centre column runs upper
+    """Filmed speakers show their lower incisors in most wide open frames, beneath a dark gap under
+    the upper row: at 0.12 eye distances (an open vowel) the opening's centre column runs upper
     teeth, a dark gap, lower teeth, from the upper lip down, not teeth over a dark slot. (The GRID
     photo at twice its size, so each row is several pixels.)"""
     from PIL import Image
@@ -153,7 +155,7 @@ def test_a_speech_sized_opening_shows_both_rows_of_teeth_with_a_dark_gap_between
     image.resize((image.width * 2, image.height * 2), Image.LANCZOS).save(tmp_path / "photo.png")
     photo = load_photo(tmp_path / "photo.png", RenderConfig(max_side=720))
     renderer = FrameRenderer(photo)
-    track = jaw_open(0.08)
+    track = jaw_open(0.12)
     frame = renderer.render(track, 0).astype(float)
     upper, lower = renderer.rig.opening(basis_weights(track, 0, renderer.scale), from_lips=True)
     centre = int(np.argmin(np.abs(upper[:, 0] - photo.landmarks_px[13][0])))
@@ -162,7 +164,9 @@ def test_a_speech_sized_opening_shows_both_rows_of_teeth_with_a_dark_gap_between
     column = frame[top:bottom + 1, x - 1:x + 2].mean(axis=1) @ [0.299, 0.587, 0.114]
     gap = int(np.argmin(column))
     upper_teeth = column[:gap].max()
-    assert column[gap] < 0.6 * upper_teeth, column.round()  # a dark gap under the upper teeth
+    # a dark gap under the upper teeth, the cavity seen between the rows (filmed mouths open this far
+    # show it), not a grey seam in a mouth full of teeth
+    assert column[gap] < 0.3 * upper_teeth, column.round()
     assert np.sum(column[gap:] > 0.8 * upper_teeth) >= 2, column.round()  # the lower teeth under it
 
 
