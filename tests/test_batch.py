@@ -345,12 +345,15 @@ def test_ctrl_c_stops_a_render_with_130_and_leaves_nothing(workspace):
     # once the render stage reports its first frames, wherever the machine's speed puts that
     process = subprocess.Popen([sys.executable, "-m", "talker_cli", "render", "--photo", str(workspace / "face.png"),
                                 "--text", text, "-o", str(out / "k.mp4"), "--force"], stderr=subprocess.PIPE, text=True)
+    said = []
     for line in process.stderr:
+        said.append(line)
         if line.startswith("talker: render: "):
             break
     process.send_signal(signal.SIGINT)
-    process.stderr.read()
-    assert process.wait(timeout=60) == 130
+    said.append(process.stderr.read())
+    assert said[-2].startswith("talker: render: "), "".join(said)  # interrupted while drawing, not after
+    assert process.wait(timeout=60) == 130, "".join(said)
     assert list(out.iterdir()) == []
 
 
