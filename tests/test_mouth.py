@@ -170,6 +170,30 @@ def test_a_speech_sized_opening_shows_both_rows_of_teeth_with_a_dark_gap_between
     assert np.sum(column[gap:] > 0.8 * upper_teeth) >= 2, column.round()  # the lower teeth under it
 
 
+def test_the_lower_teeth_are_one_arch_the_lip_hides_towards_the_corners(closed_lips):
+    """The lower incisors sit on the jaw in a row: wide open, they show at the centre above the lower
+    lip, while towards the corners, where the lip rises, it hides them (the tongue and the cavity show
+    there), not a band of teeth running up the mouth's sides."""
+    from talker_cli.face.frames import basis_weights
+
+    photo, renderer = closed_lips
+    track = jaw_open(0.3)
+    frame = renderer.render(track, 0).astype(float)
+    upper, lower = renderer.rig.opening(basis_weights(track, 0, renderer.scale), from_lips=True)
+    mouth = renderer.rig.frame
+    along = ((lower - mouth.centre) @ mouth.ex) / mouth.half_width_px
+
+    def inside_the_lower_lip(u):
+        x, y = lower[int(np.argmin(np.abs(along - u)))] - 2.0 * mouth.ey
+        return frame[int(round(y)), int(round(x))]
+
+    red, green, _ = inside_the_lower_lip(0.0)
+    assert green > 0.7 * red  # a tooth: pale
+    for u in (-0.45, 0.45):
+        red, green, _ = inside_the_lower_lip(u)
+        assert green < 0.5 * red, u  # the tongue or the cavity: red
+
+
 def test_a_black_and_white_photo_gets_a_grey_mouth(tmp_path):
     """The cavity and the tongue take their hue from the photo's lips: none in a grey photo, where a
     red mouth would be the only colour in the frame."""

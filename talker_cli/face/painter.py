@@ -193,7 +193,7 @@ class MouthPainter:
         top = np.interp(xs[0], upper[:, 0], upper[:, 1]).astype(np.float32)[None, :]
         bottom = np.interp(xs[0], lower[:, 0], lower[:, 1]).astype(np.float32)[None, :]
         h = np.maximum(bottom - top, 0.5)
-        below_top, above_bottom = ys - top, bottom - ys
+        below_top = ys - top
         t = np.clip(below_top / h, 0.0, 1.0)
 
         def soft(x: np.ndarray) -> np.ndarray:  # a one-pixel anti-aliased edge at x = 0
@@ -214,20 +214,27 @@ class MouthPainter:
         # Under a photo's own upper teeth the whole opening is below the upper row: the lower one
         # shows sooner.
         lower_from = LOWER_TEETH_FROM * (0.3 if self.photo_teeth else 1.0) * unit
-        lower_height = np.clip((h - lower_from) * LOWER_SHARE, 0, LOWER_TOOTH * unit) * (1 - 0.5 * u * u)
+        # The lower row is one arch on the jaw: its edge is a line set by the opening at the centre,
+        # and the lower lip hides it where the lip rises above that line (towards the corners of a
+        # mouth dropped into a V), rather than a band that follows the lip up the mouth's sides.
+        centre_column = int(np.argmin(np.abs(u[0])))
+        lower_height = float(np.clip((h[0, centre_column] - lower_from) * LOWER_SHARE, 0, LOWER_TOOTH * unit))
+        v = (xs - mouth_frame.centre[0]) * across[0] + (ys - mouth_frame.centre[1]) * across[1]
+        lower_centre = lower[np.argmin(np.abs((lower - mouth_frame.centre) @ mouth_frame.ex))]
+        lower_edge = float((lower_centre - mouth_frame.centre) @ across) - lower_height * (1 - 0.5 * u * u)
         if tongue > 0.2:  # TH: the tip lies between the teeth, over the upper row's edge
             upper_height = upper_height * (1 - 0.5 * np.exp(-((u / 0.35) ** 2)))
         gaps = np.clip(sum(np.exp(-((np.abs(u) - e) * half / 0.45) ** 2) for e in TOOTH_EDGES), 0, 1)
         # Each tooth's edge is rounded at its corners: the row's edge dips between the teeth.
         notches = np.clip(sum(np.exp(-((np.abs(u) - e) * half / (0.007 * unit + 0.5)) ** 2) for e in TOOTH_EDGES), 0, 1)
         upper_height = upper_height * (1 - 0.07 * notches)
-        lower_height = lower_height * (1 - 0.12 * notches)
+        lower_edge = lower_edge + lower_height * 0.12 * notches
         # A photo's own upper teeth stay above the split: only the lower row is painted under them.
         # Towards the corners the teeth turn away into the cheeks' shadow.
         front = 1 - np.clip((np.abs(u) - 0.7) / 0.3, 0, 1) ** 2
         upper_teeth = (0.0 if self.photo_teeth else 1.0) * soft(upper_height - below_top) * front
         lower_front = 1 - np.clip((np.abs(u) - 0.35) / 0.25, 0, 1) ** 2  # the lower arch is narrower
-        lower_teeth = soft(lower_height - above_bottom) * (lower_height > 0.5) * lower_front
+        lower_teeth = soft(v - lower_edge) * (lower_height > 0.5) * lower_front
         tooth_shade = (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 1.5) * (1 - 0.08 * gaps)
         lip_shadow = 0.8 + 0.2 * np.clip(below_top / (0.35 * np.maximum(upper_height, 1)), 0, 1)
         upper_rgb = self.look.teeth_rgb * (tooth_shade * lip_shadow)[..., None]
