@@ -220,14 +220,21 @@ class FasterWhisperAsr:
         probabilities = [w.probability for segment in segments for w in segment.words or []]
         if not probabilities or float(np.mean(probabilities)) >= UNSURE_WORDS:
             return first
-        if not self.language and any(map(_doubtful, segments)):
-            return first  # perhaps not English at all: the language is detected before any second reading
+        if not self.language and any(map(_doubtful, segments)) and not self.sounds_english(samples):
+            return first  # perhaps not English at all: the recording's language is detected after this
         self.readings["unsure_windows"] += 1
         second = self.transcribe_window(self.model("multilingual"), samples, "en")
         choice = better_reading(samples, ASR_RATE, first, second, self.fitness())
         self.readings["stretches_read_differently"] += choice.stretches
         self.readings["stretches_from_second"] += choice.taken
         return choice.transcript
+
+    def sounds_english(self, samples: np.ndarray) -> bool:
+        """Whisper base's language detection on one window: tiny.en's doubt (a low log-probability)
+        comes as often from unusual English ("place blue at v three soon", heard "please blue, be free
+        soon") as from another language, and only the first deserves an English second reading."""
+        language, probability, _ = self.model("multilingual").detect_language(np.ascontiguousarray(samples[: 30 * ASR_RATE]))
+        return language == "en" and probability >= MIN_LANGUAGE_PROBABILITY
 
     def fitness(self):
         if self.fit is None:

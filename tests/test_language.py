@@ -947,16 +947,18 @@ def test_speaker_chooses_the_mandarin_voice_from_the_command_line(tmp_path):
 class _WordsWhisper:
     """An English Whisper's answer: its words, each with the probability it gives it."""
 
-    def __init__(self, said: str, probability: float, doubtful: bool = False):
-        self.said, self.probability, self.doubtful, self.asked = said, probability, doubtful, 0
+    def __init__(self, said: str, probability: float, doubtful: bool = False, hears: str = "en"):
+        self.said, self.probability, self.doubtful, self.hears = said, probability, doubtful, hears
+        self.asked, self.languages = 0, []
 
     def detect_language(self, samples):
-        return "en", 0.9, [("en", 0.9)]
+        return self.hears, 0.9, [(self.hears, 0.9)]
 
     def transcribe(self, samples, language=None, **options):
         from types import SimpleNamespace
 
         self.asked += 1
+        self.languages.append(language)
         words = [SimpleNamespace(word=f" {w}", start=0.2 + 0.4 * i, end=0.5 + 0.4 * i, probability=self.probability)
                  for i, w in enumerate(self.said.split())]
         segment = _Segment(self.said, self.doubtful)
@@ -989,15 +991,22 @@ def test_english_tiny_whisper_is_unsure_of_is_read_again_and_the_better_fit_kept
     assert base.asked == 2 * second_asked
 
 
-def test_a_recording_perhaps_not_english_has_its_language_detected_before_any_second_reading():
+@pytest.mark.parametrize("heard_as", ["en", "fr"])
+def test_a_doubtful_english_reading_is_read_again_only_where_base_hears_english(heard_as):
+    """tiny.en's doubt (a low log-probability) on GRID's unusual English kept "please blue, be free
+    soon" for "place blue at v three soon": base hears the window's language first, and English is
+    read again; another language is left to the recording's language detection."""
     from talker_cli.artifacts import Speech
     from talker_cli.asr import FasterWhisperAsr
     from talker_cli.config import AsrConfig
 
     asr = FasterWhisperAsr(AsrConfig())  # the language to detect
     asr.paths["multilingual"] = Path("whisper-base")
-    tiny, base = _WordsWhisper("bimplo every", 0.5, doubtful=True), _WordsWhisper("bin blue now", 0.9)
+    tiny = _WordsWhisper("bimplo every", 0.5, doubtful=True)
+    base = _WordsWhisper("bin blue now", 0.9, hears=heard_as)
     asr.models = {"given": tiny, "multilingual": base}
     asr.fit = lambda samples, text: 0.0 if text.startswith("bin") else -100.0
     transcript = asr.transcribe(Speech(np.zeros(3 * 16000, np.float32), 16000, "recording"))
-    assert transcript.text == "bimplo every" and base.asked == 0  # detected English: tiny.en's, read once
+    assert transcript.text == "bin blue now" and transcript.language == heard_as
+    assert base.languages == [heard_as]  # read once: in English as a second reading, or in French
+    assert asr.readings["unsure_windows"] == (heard_as == "en")
