@@ -6,7 +6,7 @@ import pytest
 from talker_cli.artifacts import BlendshapeTrack
 from talker_cli.face.blendshapes import INDEX, NAMES, VISEME_POSES
 from talker_cli.config import RenderConfig
-from talker_cli.face.rig import BASIS, LOWER_INNER, UPPER_INNER, build_rig, mouth_basis
+from talker_cli.face.rig import BASIS, LOWER_INNER, UPPER_INNER, build_rig, mouth_basis, mouth_frame
 from talker_cli.photo import load_photo, video_size
 from talker_cli.face.frames import FrameRenderer
 
@@ -63,6 +63,55 @@ def test_jaw_opens_below_the_seam_only(photo):
     # mouthClose brings the lips towards each other
     assert ((lower["close"] - upper["close"]) @ rig.frame.ey).max() < 0
     assert rig.fields.shape[0] == len(BASIS)
+
+
+def _mouth_narrowed(landmarks, scale):
+    """The same face with its mouth corners (FaceMesh 61, 291) drawn towards the mouth's middle."""
+    narrowed = landmarks.astype(float).copy()
+    middle = 0.5 * (narrowed[61] + narrowed[291])
+    narrowed[[61, 291]] = middle + scale * (narrowed[[61, 291]] - middle)
+    return narrowed
+
+
+def _jaw_drop(frame, points):
+    fields = mouth_basis(frame, points)
+    return (fields["lipgap"] + fields["chin"]) @ frame.ey
+
+
+@pytest.mark.parametrize("mouth_scale", [1.0, 0.75])
+def test_the_jaw_carries_the_chin_as_wide_as_the_face_whatever_the_mouths_width(photo, mouth_scale):
+    """The jaw is as wide as the face: half way down the chin, 0.4 eye distances to each side of the
+    middle, the chin drops at least 0.55 as far as at the middle, on a narrow mouth too (the Mona
+    Lisa's; a jaw as wide as 1.7 mouth half widths dropped her chin into a V: 0.45 here)."""
+    landmarks = _mouth_narrowed(photo.landmarks_px, mouth_scale)
+    frame = mouth_frame(landmarks)
+    chin = 0.5 * (landmarks[17] + landmarks[152])
+    drop = _jaw_drop(frame, chin + np.outer(np.array([-0.4, 0.0, 0.4]) * frame.eye_px, frame.ex))
+    assert drop[1] > 0.5 and min(drop[0], drop[2]) > 0.55 * drop[1]
+
+
+@pytest.mark.parametrize("mouth_scale", [1.0, 0.75])
+def test_beyond_the_corners_the_cheek_stretches_without_a_step(photo, mouth_scale):
+    """Where no lips part (0.6 half widths beyond a corner), the cheek's stretch across the lips'
+    line is spread out: per pixel, at most 4 / the eye distance of the jaw's drop at the middle (a
+    step of 0.11 per pixel there read as a tear at a wide opening: 6.8 / eye distance)."""
+    frame = mouth_frame(_mouth_narrowed(photo.landmarks_px, mouth_scale))
+    for side in (-1.6, 1.6):
+        line = frame.centre + side * frame.half_width_px * frame.ex + np.outer(np.arange(-60.0, 60.0), frame.ey)
+        strain = np.abs(np.diff(_jaw_drop(frame, line))).max()
+        assert strain * frame.eye_px < 4.0
+
+
+def test_the_lower_lip_drops_as_a_u_not_a_v(photo):
+    """Filmed open mouths have a rounded-square lower lip: at 0.6 of the half width from the middle
+    it has dropped at least 0.8 as far as at the middle (a parabola-like profile, 0.73, drew the
+    narrow mouths of the contact sheets as Vs)."""
+    frame = mouth_frame(photo.landmarks_px)
+    u = np.array([-0.6, 0.0, 0.6])
+    lip = frame.centre + np.outer(u * frame.half_width_px, frame.ex) + np.outer(
+        (frame.seam_v(u) + 0.02) * frame.half_width_px, frame.ey)
+    drop = mouth_basis(frame, lip, side=np.ones(3))["lipgap"] @ frame.ey
+    assert min(drop[0], drop[2]) >= 0.8 * drop[1] > 0
 
 
 def test_rest_pose_is_the_photo(photo, still_renderer):

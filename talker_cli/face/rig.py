@@ -95,6 +95,15 @@ def mouth_frame(landmarks: np.ndarray, split: float = 0.5) -> MouthFrame:
 
 
 CORNERS_IN = 0.25  # pixels each corner moves in per pixel the lips part at the centre
+# How far to each side of the mouth's centre the jaw carries the chin (a Gaussian's width, in eye
+# distances): the jaw is as wide as the face, not as the mouth (FaceMesh's jaw 172-397 is 1.25-1.3
+# eye distances on six photos whose mouths are 2.8-3.9 half widths per eye distance); it was 1.7
+# half widths, which on a narrow mouth (the Mona Lisa's) pulled the chin down into a V.
+JAW_REACH = 0.58
+CHEEK_SPREAD = 1.0  # half widths
+# The lower lip's drop along the mouth, (1 - u^2) ** GAP_PROFILE: filmed open mouths have a
+# rounded-square lower lip, not a parabola (0.7 drew the narrow mouths of the contact sheets as Vs).
+GAP_PROFILE = 0.45
 
 
 def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -109,8 +118,13 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     above = ~below
     W = frame.half_width_px
     g_lip = np.clip(1 - u * u, 0, 1) ** 0.7
-    g_jaw = np.exp(-((u / 1.7) ** 2))
-    into_chin = _smoothstep(0.0, frame.lower_thickness * 1.2, s)
+    g_gap = np.clip(1 - u * u, 0, 1) ** GAP_PROFILE
+    g_jaw = np.exp(-((u * W / (JAW_REACH * frame.eye_px)) ** 2))
+    # Beyond the corners no lips part: the cheek stretches between skull and jaw, over a band across
+    # the seam that widens away from the mouth (a sharp step there reads as a tear)
+    cheek = CHEEK_SPREAD * np.clip(np.abs(u) - 1, 0, 1)
+    into_chin = _smoothstep(-cheek, frame.lower_thickness * 1.2 + cheek, s)
+    jaw_side = below | (cheek > 0) if side is None else below
     neck_fade = 1 - _smoothstep(frame.chin_v, frame.chin_v + 0.9, v)
     lower_lip = (1 - _smoothstep(frame.lower_thickness * 0.8, frame.lower_thickness * 1.8, s)) * below
     upper_lip = (1 - _smoothstep(frame.upper_thickness * 0.8, frame.upper_thickness * 2.0, -s)) * above
@@ -131,8 +145,8 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     fields = {
         # as the jaw drops the lips round into an oval: the corners come in (filmed speakers' mouths
         # stay as wide when open as at rest, bench/mouth.py's width ratio)
-        "lipgap": along(-CORNERS_IN * u * near_mouth, g_lip * (1 - into_chin) * neck_fade * below),
-        "chin": along(zero, g_jaw * into_chin * neck_fade * below),
+        "lipgap": along(-CORNERS_IN * u * near_mouth, g_gap * (1 - into_chin) * neck_fade * below),
+        "chin": along(zero, g_jaw * into_chin * neck_fade * jaw_side),
         "close": along(zero, g_lip * 0.5 * frame.rest_gap_px * (upper_closing - lower_closing)),
         "lowerDown": along(zero, g_lip * lower_lip),
         "upperUp": along(zero, -g_lip * upper_lip),
