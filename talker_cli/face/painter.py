@@ -28,10 +28,12 @@ LOWER_SHARE = 0.4
 LOWER_TEETH_FROM = 0.045
 IVORY = np.array([212, 204, 188], dtype=np.float32)  # the teeth's own colour, before the mouth's light
 # Filmed speakers' teeth (the brightest tenth inside an open mouth: 8 GRID clips, 3 natural ones) are
-# as bright as the skin beside the mouth, 0.76-1.11 of it, and take its cast; the darkest tenth of
-# the inside, 0.06-0.5 of it.
-TEETH_LIGHT = 1.05  # of the skin's luminance, at the front teeth before their shading
-TEETH_CAST = 0.35  # how much of the skin's colour the teeth take
+# 0.70-1.11 as bright as the skin beside the mouth, 0.79 in the middle, and take its cast; the
+# darkest tenth of the inside, 0.06-0.5 of it. Teeth 1.05 as bright as the skin read brighter than
+# every filmed speaker's but one (the brightest tenth 0.88-0.97, a quarter to a third of the opening
+# brighter than 0.75 of the skin where filmed mouths have 0.05-0.26) and bluer: white bands.
+TEETH_LIGHT = 0.9  # of the skin's luminance, at the front teeth before their shading
+TEETH_CAST = 0.45  # how much of the skin's colour the teeth take
 # Between closed lips the photo's shadow is a line darker than the lips: as the lips part it would stay
 # on their edges as a dark rim around the teeth, so the interior covers it.
 SEAM_SHADE = 0.85  # of the lips' luminance
