@@ -102,18 +102,6 @@ def test_beyond_the_corners_the_cheek_stretches_without_a_step(photo, mouth_scal
         assert strain * frame.eye_px < 4.0
 
 
-def test_the_lower_lip_drops_as_a_u_not_a_v(photo):
-    """Filmed open mouths have a rounded-square lower lip: at 0.6 of the half width from the middle
-    it has dropped at least 0.8 as far as at the middle (a parabola-like profile, 0.73, drew the
-    narrow mouths of the contact sheets as Vs)."""
-    frame = mouth_frame(photo.landmarks_px)
-    u = np.array([-0.6, 0.0, 0.6])
-    lip = frame.centre + np.outer(u * frame.half_width_px, frame.ex) + np.outer(
-        (frame.seam_v(u) + 0.02) * frame.half_width_px, frame.ey)
-    drop = mouth_basis(frame, lip, side=np.ones(3))["lipgap"] @ frame.ey
-    assert min(drop[0], drop[2]) >= 0.8 * drop[1] > 0
-
-
 def test_rest_pose_is_the_photo(photo, still_renderer):
     frame = still_renderer.render(pose_track("sil"), 0)
     assert np.abs(frame.astype(int) - photo.image_rgb.astype(int)).mean() < 0.5

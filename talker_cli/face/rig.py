@@ -101,9 +101,6 @@ CORNERS_IN = 0.25  # pixels each corner moves in per pixel the lips part at the 
 # half widths, which on a narrow mouth (the Mona Lisa's) pulled the chin down into a V.
 JAW_REACH = 0.58
 CHEEK_SPREAD = 1.0  # half widths
-# The lower lip's drop along the mouth, (1 - u^2) ** GAP_PROFILE: filmed open mouths have a
-# rounded-square lower lip, not a parabola (0.7 drew the narrow mouths of the contact sheets as Vs).
-GAP_PROFILE = 0.45
 
 
 def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -118,12 +115,14 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     above = ~below
     W = frame.half_width_px
     g_lip = np.clip(1 - u * u, 0, 1) ** 0.7
-    g_gap = np.clip(1 - u * u, 0, 1) ** GAP_PROFILE
     g_jaw = np.exp(-((u * W / (JAW_REACH * frame.eye_px)) ** 2))
     # Beyond the corners no lips part: the cheek stretches between skull and jaw, over a band across
-    # the seam that widens away from the mouth (a sharp step there reads as a tear)
+    # the seam that widens away from the mouth (a sharp step there reads as a tear); towards the
+    # corners, where the lips barely part, the lower lip stretches down into the chin over a longer
+    # band for the same reason.
     cheek = CHEEK_SPREAD * np.clip(np.abs(u) - 1, 0, 1)
-    into_chin = _smoothstep(-cheek, frame.lower_thickness * 1.2 + cheek, s)
+    corner = CHEEK_SPREAD * np.clip(np.abs(u) - 0.7, 0, 1)
+    into_chin = _smoothstep(-cheek, frame.lower_thickness * 1.2 + corner, s)
     jaw_side = below | (cheek > 0) if side is None else below
     neck_fade = 1 - _smoothstep(frame.chin_v, frame.chin_v + 0.9, v)
     lower_lip = (1 - _smoothstep(frame.lower_thickness * 0.8, frame.lower_thickness * 1.8, s)) * below
@@ -145,7 +144,7 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     fields = {
         # as the jaw drops the lips round into an oval: the corners come in (filmed speakers' mouths
         # stay as wide when open as at rest, bench/mouth.py's width ratio)
-        "lipgap": along(-CORNERS_IN * u * near_mouth, g_gap * (1 - into_chin) * neck_fade * below),
+        "lipgap": along(-CORNERS_IN * u * near_mouth, g_lip * (1 - into_chin) * neck_fade * below),
         "chin": along(zero, g_jaw * into_chin * neck_fade * jaw_side),
         "close": along(zero, g_lip * 0.5 * frame.rest_gap_px * (upper_closing - lower_closing)),
         "lowerDown": along(zero, g_lip * lower_lip),
