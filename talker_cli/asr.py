@@ -233,7 +233,8 @@ class FasterWhisperAsr:
         """Whisper base's language detection on one window: tiny.en's doubt (a low log-probability)
         comes as often from unusual English ("place blue at v three soon", heard "please blue, be free
         soon") as from another language, and only the first deserves an English second reading."""
-        language, probability, _ = self.model("multilingual").detect_language(np.ascontiguousarray(samples[: 30 * ASR_RATE]))
+        language, probability, _ = self.model("multilingual").detect_language(
+            np.ascontiguousarray(samples[: 30 * ASR_RATE]))
         return language == "en" and probability >= MIN_LANGUAGE_PROBABILITY
 
     def fitness(self):
