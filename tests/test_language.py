@@ -991,6 +991,26 @@ def test_english_tiny_whisper_is_unsure_of_is_read_again_and_the_better_fit_kept
     assert base.asked == 2 * second_asked
 
 
+@pytest.mark.slow
+def test_a_real_command_sentence_tiny_whisper_doubts_is_read_again_by_base():
+    """GRID's "place blue at v three soon" (speaker s1, clip pbav3s; tests/data/README.md): tiny.en
+    hears "Please blue, be free soon", doubting it (log-probability -0.93); read once, the mouth lost
+    the open "a" of "place" and the whole of "at". With the language to detect, as a render with no
+    --language transcribes it, base reads it again: "Place blue at V3 soon"."""
+    from talker_cli.artifacts import Speech
+    from talker_cli.asr import FasterWhisperAsr
+    from talker_cli.audio_io import decode_audio
+    from talker_cli.config import AsrConfig
+
+    asr = FasterWhisperAsr(AsrConfig())
+    asr.load()
+    clip = Path(__file__).parent / "data" / "grid-s1-pbav3s.flac"
+    transcript = asr.transcribe(Speech(decode_audio(clip, 16000), 16000, "recording"))
+    words = [w.text.strip(",.").lower() for w in transcript.words]
+    assert transcript.language == "en" and asr.readings["unsure_windows"] == 1
+    assert words[:3] == ["place", "blue", "at"], transcript.text
+
+
 @pytest.mark.parametrize("heard_as", ["en", "fr"])
 def test_a_doubtful_english_reading_is_read_again_only_where_base_hears_english(heard_as):
     """tiny.en's doubt (a low log-probability) on GRID's unusual English kept "please blue, be free
