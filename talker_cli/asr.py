@@ -6,6 +6,7 @@ wheel (CTranslate2 format). A local CTranslate2 model folder can be given instea
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -134,6 +135,7 @@ class FasterWhisperAsr:
         self.paths: dict[str, Path] = {"given": Path(self.model_path)}
         self.fit = None  # the aligner's measure of how well a reading fits the sound, loaded when needed
         self.readings: dict[str, int] = {}  # the last recording's second readings, counted in transcribe
+        self.detections: dict[bytes, tuple] = {}  # the last recording's language detections, by sound
 
     def locate(self) -> None:
         path = Path(self.model_path)
@@ -170,6 +172,7 @@ class FasterWhisperAsr:
     def transcribe(self, speech: Speech) -> Transcript:
         # Counted per recording: the engine stays loaded for every job of a batch.
         self.readings = {"unsure_windows": 0, "stretches_read_differently": 0, "stretches_from_second": 0}
+        self.detections = {}
         if not self.multilingual:  # a model of the user's, or English asked for
             return self.transcribe_with("given", speech, self.language)
         if self.language:
@@ -178,8 +181,7 @@ class FasterWhisperAsr:
         english = self.transcribe_with("given", speech, "en", segments)
         if english.text and not any(map(_doubtful, segments)):
             return english
-        language, probability, ranked = self.model("multilingual").detect_language(
-            np.ascontiguousarray(speech.samples[: 30 * ASR_RATE]))
+        language, probability, ranked = self.detected_language(speech.samples)
         if probability < MIN_LANGUAGE_PROBABILITY:
             raise untold_language(ranked)
         if language == "en":
@@ -233,9 +235,18 @@ class FasterWhisperAsr:
         """Whisper base's language detection on one window: tiny.en's doubt (a low log-probability)
         comes as often from unusual English ("place blue at v three soon", heard "please blue, be free
         soon") as from another language, and only the first deserves an English second reading."""
-        language, probability, _ = self.model("multilingual").detect_language(
-            np.ascontiguousarray(samples[: 30 * ASR_RATE]))
+        language, probability, _ = self.detected_language(samples)
         return language == "en" and probability >= MIN_LANGUAGE_PROBABILITY
+
+    def detected_language(self, samples: np.ndarray) -> tuple[str, float, list[tuple[str, float]]]:
+        """Whisper base's language detection on the first 30 s of a recording or window, once per
+        sound: a recording's first window begins with the recording's own first 30 s (windows are
+        WINDOW_S long), so a doubted first window and the recording are detected by one pass."""
+        head = np.ascontiguousarray(samples[: 30 * ASR_RATE])
+        key = hashlib.blake2b(head.tobytes(), digest_size=16).digest()
+        if key not in self.detections:
+            self.detections[key] = self.model("multilingual").detect_language(head)
+        return self.detections[key]
 
     def fitness(self):
         if self.fit is None:

@@ -949,9 +949,10 @@ class _WordsWhisper:
 
     def __init__(self, said: str, probability: float, doubtful: bool = False, hears: str = "en"):
         self.said, self.probability, self.doubtful, self.hears = said, probability, doubtful, hears
-        self.asked, self.languages = 0, []
+        self.asked, self.languages, self.detected = 0, [], 0
 
     def detect_language(self, samples):
+        self.detected += 1
         return self.hears, 0.9, [(self.hears, 0.9)]
 
     def transcribe(self, samples, language=None, **options):
@@ -1030,3 +1031,4 @@ def test_a_doubtful_english_reading_is_read_again_only_where_base_hears_english(
     assert transcript.text == "bin blue now" and transcript.language == heard_as
     assert base.languages == [heard_as]  # read once: in English as a second reading, or in French
     assert asr.readings["unsure_windows"] == (heard_as == "en")
+    assert base.detected == 1  # the window's language and the recording's: the same first 30 s, heard once
