@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .interior import GRID_T, GRID_U, load_bank
 from .rig import LOWER_INNER, UPPER_INNER, FaceRig, MouthFrame
 
 # Sizes in eye-corner distances (the face's unit): an upper incisor shows up to about 9 mm below the
@@ -77,6 +78,7 @@ class PhotoMouth:
     shows_teeth: bool  # teeth between the inner lips (a smile): they are kept, not painted over
     open_gap_px: float  # the lips' opening at the centre when the mouth is open at rest (else 0)
     teeth_rgb: np.ndarray  # the photo's teeth, or ivory in the photo's light
+    skin_rgb: np.ndarray  # the skin beside the mouth: the light the mouth is in
     lip_rgb: np.ndarray
     light_slope: float  # how much brighter the image's right side of the mouth is than its left
     # How far the photo's dark mouth (its lip seam, an open mouth's inside) reaches beyond each inner
@@ -137,6 +139,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         shows_teeth=bool(shows_teeth),
         open_gap_px=frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0,
         teeth_rgb=np.median(bright, axis=0) if shows_teeth else painted.astype(np.float32),
+        skin_rgb=skin_rgb.astype(np.float32),
         lip_rgb=np.median(lips, axis=0) if len(lips) else np.array([170, 90, 90], np.float32),
         light_slope=float(np.clip((right_light - left_light) / max(left_light + right_light, 1.0), -0.4, 0.4)),
     )
@@ -153,6 +156,9 @@ class MouthPainter:
         self.look = look
         self.cavity_rgb = look.lip_rgb * _tint(look.lip_rgb, CAVITY_TINT)
         self.tongue_rgb = np.clip(look.lip_rgb * _tint(look.lip_rgb, TONGUE_TINT), 0, 255)
+        self.bank = load_bank()
+        skin = look.skin_rgb
+        self.colour = min(float((skin.max() - skin.min()) / max(float(skin.max()), 1.0)) / 0.3, 1.0)
 
     @property
     def photo_teeth(self) -> bool:
@@ -243,8 +249,30 @@ class MouthPainter:
         lower_rgb = self.look.teeth_rgb * (0.88 * tooth_shade)[..., None]
         interior = interior + lower_teeth[..., None] * (lower_rgb - interior)
         interior = interior + upper_teeth[..., None] * (upper_rgb - interior)
+        if not self.photo_teeth:
+            interior = self._filmed(upper, xs, ys, t, gap / unit, tongue_shape if tongue > 0.2 else None)
         interior = interior * (1 + self.look.light_slope * np.clip(u, -1, 1))[..., None]
         # A mouth barely open shows its interior faintly: lips a pixel apart are not a dark slot.
         alpha = (mouth * float(np.clip((gap - 0.01 * unit) / (0.04 * unit), 0.0, 1.0)))[..., None]
         region = frame[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
         frame[lo[1]:hi[1], lo[0]:hi[0]] = (region + alpha * (interior - region)).round().clip(0, 255).astype(np.uint8)
+
+    def _filmed(self, upper: np.ndarray, xs: np.ndarray, ys: np.ndarray, t: np.ndarray, opening: float,
+                tongue_shape: np.ndarray | None) -> np.ndarray:
+        """The bank's filmed interior for this opening, stretched from the drawn inner corners across
+        and from the upper edge down (t), in the photo's light; the tongue's tip over it for TH."""
+        cv2 = self.cv2
+        left, right = upper[0], upper[-1]
+        along = (right - left) / max(float(np.linalg.norm(right - left)), 1e-6)
+        across = (xs - left[0]) * along[0] + (ys - left[1]) * along[1]
+        map_u = (across / max(float(np.linalg.norm(right - left)), 1.0) * (GRID_U - 1)).astype(np.float32)
+        map_t = (t * (GRID_T - 1)).astype(np.float32)
+        texture = self.bank.texture(opening)
+        # The filmed hue relative to the skin, as much as the photo has colour: none in a grey photo.
+        grey = _luminance(texture)[..., None]
+        texture = grey + self.colour * (texture - grey)
+        inside = cv2.remap(texture, map_u, map_t, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        inside = inside * self.look.skin_rgb
+        if tongue_shape is not None:
+            inside = inside + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb - inside)
+        return inside

@@ -1,0 +1,254 @@
+"""Does the drawn mouth look like the filmed one? Reconstruction, frame by frame, as talking-head papers score it.
+
+For every talking clip in CLIPS_DIR (video with its sound in one file), the clip's first frame is the
+photo and its sound the recording; talker renders it at the clip's frame rate. In every frame FaceMesh
+finds the face in the real frame, in talker's frame and in the photo; talker's frame and the photo are
+brought onto the real frame by a similarity on stable points (eye corners, nose, face sides), and a box
+around the real lips (1.6 x 1.1 mouth widths) is cut from all three and compared with the real one:
+
+  ssim           SSIM on luminance (Lab L), 7 x 7 Gaussian windows, the box at 96 x 64
+  lab_l1         the mean absolute Lab difference
+  own 80 ms      the speaker's own frame 80 ms earlier against the real frame: a near miss
+
+On the frames where the real mouth is open (inner lips 13-14 over 0.06 eye distances apart):
+
+  gain_open      (talker - photo) / (own 80 ms - photo): 0 no better than the unmoving photo, 1 as
+                 close as the speaker's own frame two frames away
+  rest_ssim      the render's first frame against the photo itself (for photos whose lips are shut,
+                 clips that begin in silence: the frame at rest should be the photo)
+
+    python bench/appearance.py CLIPS_DIR [--work DIR] [--limit N] [--json] [--sheet OUT.png] [-- TALKER FLAGS...]
+
+The clips are rendered with `--language en` unless the flags after `--` name a language. --work keeps
+the photos, sounds and renders, and a render found there is used again (delete it to render anew).
+--sheet draws real | talker | photo at open frames, zoomed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from mouth import VIDEO_SUFFIXES, read_frames  # noqa: E402
+
+STABLE = [33, 133, 362, 263, 1, 168, 6, 197, 234, 454, 10]  # eye corners, nose bridge, face sides, forehead
+LIP_POINTS = [61, 291, 0, 17, 13, 14, 78, 308]
+CROP_SIZE = (96, 64)  # the box is resized to this before it is compared
+OPEN = 0.06  # eye distances between the inner lips: the real mouth is open
+SHUT_PHOTO = 0.04  # a photo whose inner lips are closer than this has its mouth shut
+NEAR_MISS_S = 0.08
+
+
+def _facemesh(static: bool):
+    import mediapipe as mp
+
+    return mp.solutions.face_mesh.FaceMesh(static_image_mode=static, max_num_faces=1, refine_landmarks=True)
+
+
+def _points(mesh, image: np.ndarray) -> np.ndarray | None:
+    found = mesh.process(np.ascontiguousarray(image)).multi_face_landmarks
+    if not found:
+        return None
+    height, width = image.shape[:2]
+    return np.array([(p.x * width, p.y * height) for p in found[0].landmark], np.float32)
+
+
+def _aperture(points: np.ndarray) -> float:
+    return float(np.linalg.norm(points[13] - points[14]) / np.linalg.norm(points[33] - points[263]))
+
+
+def lip_box(points: np.ndarray, shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """x0, y0, x1, y1 of the box around the lips: 1.6 mouth widths across, 1.1 down."""
+    centre = points[LIP_POINTS].mean(axis=0)
+    width = float(np.linalg.norm(points[61] - points[291]))
+    half = np.array([0.8 * width, 0.55 * width])
+    x0, y0 = np.maximum((centre - half).astype(int), 0)
+    x1, y1 = np.minimum((centre + half).astype(int), [shape[1], shape[0]])
+    return int(x0), int(y0), int(x1), int(y1)
+
+
+def aligned_crop(image: np.ndarray, points: np.ndarray, onto: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
+    """`image` moved onto the frame whose landmarks are `onto` (a similarity on STABLE), cut to box.
+    The box is in the real frame's pixels: only it is drawn, whatever the size of `image` (a render
+    smaller than the clip, talker's 512 px of an 844 px clip, must not lose the rows below its own
+    height)."""
+    import cv2
+
+    x0, y0, x1, y1 = box
+    matrix = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    if points is not onto:
+        matrix, _ = cv2.estimateAffinePartial2D(points[STABLE], onto[STABLE])
+    matrix = matrix - np.array([[0.0, 0.0, x0], [0.0, 0.0, y0]])  # into the box's own pixels
+    moved = cv2.warpAffine(image, matrix, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return cv2.resize(moved, CROP_SIZE, interpolation=cv2.INTER_AREA)
+
+
+def _ssim(a: np.ndarray, b: np.ndarray) -> float:
+    import cv2
+
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+    blur = lambda x: cv2.GaussianBlur(x, (7, 7), 1.5)  # noqa: E731
+    mean_a, mean_b = blur(a), blur(b)
+    var_a, var_b = blur(a * a) - mean_a**2, blur(b * b) - mean_b**2
+    cov = blur(a * b) - mean_a * mean_b
+    return float((((2 * mean_a * mean_b + c1) * (2 * cov + c2)) / ((mean_a**2 + mean_b**2 + c1) * (var_a + var_b + c2))).mean())
+
+
+def likeness(crop: np.ndarray, real: np.ndarray) -> tuple[float, float]:
+    """SSIM on Lab luminance and the mean Lab difference of two crops (RGB, same size)."""
+    import cv2
+
+    lab_a = cv2.cvtColor(crop, cv2.COLOR_RGB2LAB).astype(np.float32)
+    lab_b = cv2.cvtColor(real, cv2.COLOR_RGB2LAB).astype(np.float32)
+    return _ssim(lab_a[..., 0], lab_b[..., 0]), float(np.abs(lab_a - lab_b).mean())
+
+
+def clip_rows(real: list[np.ndarray], rendered: list[np.ndarray], photo: np.ndarray, fps: float,
+              sheet: list[np.ndarray] | None) -> tuple[np.ndarray, float, float]:
+    """frames x (real aperture, talker ssim, talker lab, photo ssim, photo lab, own-frame ssim) for the
+    frames where all three faces are found; the render's first frame against the photo (SSIM); the
+    photo's own aperture."""
+    with _facemesh(True) as mesh:
+        photo_points = _points(mesh, photo)
+        first_points = _points(mesh, rendered[0]) if rendered else None
+    if photo_points is None:
+        return np.zeros((0, 6)), float("nan"), float("nan")
+    rest = float("nan")
+    if first_points is not None:
+        box = lip_box(photo_points, photo.shape)
+        rest = likeness(aligned_crop(rendered[0], first_points, photo_points, box),
+                        aligned_crop(photo, photo_points, photo_points, box))[0]
+    back = max(int(round(NEAR_MISS_S * fps)), 1)
+    rows, seen = [], []
+    with _facemesh(False) as real_mesh, _facemesh(False) as talker_mesh:
+        for index, (frame, drawn) in enumerate(zip(real, rendered)):
+            real_points, drawn_points = _points(real_mesh, frame), _points(talker_mesh, drawn)
+            seen.append((frame, real_points))
+            if real_points is None or drawn_points is None:
+                continue
+            box = lip_box(real_points, frame.shape)
+            target = aligned_crop(frame, real_points, real_points, box)
+            talker_crop = aligned_crop(drawn, drawn_points, real_points, box)
+            photo_crop = aligned_crop(photo, photo_points, real_points, box)
+            own = float("nan")
+            if index >= back and seen[index - back][1] is not None:
+                earlier, earlier_points = seen[index - back]
+                own = likeness(aligned_crop(earlier, earlier_points, real_points, box), target)[0]
+            aperture = _aperture(real_points)
+            rows.append((aperture, *likeness(talker_crop, target), *likeness(photo_crop, target), own))
+            if sheet is not None and aperture > 0.08 and len(sheet) < 12 and index % 7 == 0:
+                sheet.append(np.concatenate([target, talker_crop, photo_crop], axis=1))
+    return np.array(rows).reshape(-1, 6), rest, _aperture(photo_points)
+
+
+def render(clip: Path, work: Path, talker_flags: list[str]) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, float]:
+    """The clip's frames, talker's frames of it (rendered unless already in work), the photo, the fps."""
+    import cv2
+    import imageio_ffmpeg
+
+    frames, fps = read_frames(clip)
+    photo, sound, video = work / f"{clip.stem}.png", work / f"{clip.stem}.wav", work / f"{clip.stem}.mp4"
+    if not video.exists():
+        cv2.imwrite(str(photo), cv2.cvtColor(frames[0], cv2.COLOR_RGB2BGR))
+        subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-y", "-i", str(clip), "-vn",
+                        "-ac", "1", "-ar", "16000", str(sound)], check=True)
+        talker = [str(Path(sys.executable).parent / "talker"), "render", "--quiet", "--photo", str(photo),
+                  "--audio", str(sound), "--fps", str(int(round(fps))), "-o", str(video), *talker_flags]
+        done = subprocess.run(talker, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"talker render failed on {clip.name} (exit {done.returncode}): {done.stderr.strip()}")
+    return frames, read_frames(video)[0], frames[0], fps
+
+
+def clip_figures(name: str, rows: np.ndarray, rest: float, photo_aperture: float) -> dict:
+    open_ = rows[:, 0] > OPEN
+    mean = lambda column, where: round(float(np.nanmean(rows[where, column])), 4) if where.any() else None  # noqa: E731
+    every = np.ones(len(rows), bool)
+    return {"clip": name, "frames": len(rows), "open_frames": int(open_.sum()), "rest_ssim": round(rest, 4),
+            "photo_aperture": round(photo_aperture, 3), "ssim_talker": mean(1, every), "ssim_photo": mean(3, every),
+            "ssim_talker_open": mean(1, open_), "ssim_photo_open": mean(3, open_), "ssim_own_80ms_open": mean(5, open_),
+            "lab_talker_open": mean(2, open_), "lab_photo_open": mean(4, open_)}
+
+
+def summary(clips: list[dict], rows: np.ndarray) -> dict:
+    open_ = rows[:, 0] > OPEN
+    talker, photo, own = (float(np.nanmean(rows[open_, k])) for k in (1, 3, 5))
+    shut = [c["rest_ssim"] for c in clips if c["photo_aperture"] < SHUT_PHOTO and np.isfinite(c["rest_ssim"])]
+    return {"clips": len(clips), "frames": len(rows), "open_frames": int(open_.sum()),
+            "ssim_talker_open": round(talker, 4), "ssim_photo_open": round(photo, 4), "ssim_own_80ms_open": round(own, 4),
+            "gain_open": round((talker - photo) / (own - photo), 3),
+            "lab_talker_open": round(float(rows[open_, 2].mean()), 2), "lab_photo_open": round(float(rows[open_, 4].mean()), 2),
+            "rest_ssim_shut_photos_min": round(min(shut), 4) if shut else None,
+            "clips_talker_beats_photo": sum(1 for c in clips if c["ssim_talker_open"] is not None
+                                            and c["ssim_talker_open"] > c["ssim_photo_open"]),
+            "clips_with_open_frames": sum(1 for c in clips if c["ssim_talker_open"] is not None)}
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    talker_flags = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    if not any(flag.startswith("--language") for flag in talker_flags):
+        talker_flags = [*talker_flags, "--language", "en"]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("clips_dir", type=Path)
+    parser.add_argument("--work", type=Path, help="keep the photos, sounds and renders here, and use them again")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N clips")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--sheet", type=Path, help="draw real | talker | photo at open frames into this PNG")
+    args = parser.parse_args(argv)
+    clips = sorted(p for p in args.clips_dir.iterdir() if p.suffix.lower() in VIDEO_SUFFIXES)[:args.limit or None]
+    if not clips:
+        raise SystemExit(f"no video clips in {args.clips_dir}")
+    sheet = [] if args.sheet else None
+    figures, every_row = [], []
+    with tempfile.TemporaryDirectory(prefix="talker-appearance-") as scratch:
+        work = args.work or Path(scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        for clip in clips:
+            real, rendered, photo, fps = render(clip, work, talker_flags)
+            rows, rest, photo_aperture = clip_rows(real, rendered, photo, fps, sheet)
+            if not len(rows):
+                print(f"  {clip.name}: no face found", file=sys.stderr)
+                continue
+            figures.append(clip_figures(clip.name, rows, rest, photo_aperture))
+            every_row.append(rows)
+            if not args.json:
+                f = figures[-1]
+                print(f"  {clip.name}: open {f['open_frames']}, talker {f['ssim_talker_open']}, photo "
+                      f"{f['ssim_photo_open']}, rest {f['rest_ssim']}", file=sys.stderr)
+    result = {"clips_dir": str(args.clips_dir), "talker_flags": talker_flags,
+              "summary": summary(figures, np.concatenate(every_row)), "clips": figures}
+    if args.sheet and sheet:
+        import cv2
+
+        image = np.concatenate([cv2.resize(s, (s.shape[1] * 3, s.shape[0] * 3), interpolation=cv2.INTER_NEAREST)
+                                for s in sheet], axis=0)
+        cv2.imwrite(str(args.sheet), cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return
+    print(f"{'clip':<16} {'open':>5} {'talker':>7} {'photo':>7} {'own80ms':>8} {'rest':>6}")
+    for f in figures:
+        cell = lambda x: f"{x:>7.3f}" if x is not None else f"{'-':>7}"  # noqa: E731
+        print(f"{f['clip']:<16} {f['open_frames']:>5} {cell(f['ssim_talker_open'])} {cell(f['ssim_photo_open'])} "
+              f"{cell(f['ssim_own_80ms_open']):>8} {f['rest_ssim']:>6.3f}")
+    s = result["summary"]
+    print(f"\n{s['clips']} clips, {s['open_frames']} open frames: SSIM talker {s['ssim_talker_open']:.3f}, photo "
+          f"{s['ssim_photo_open']:.3f}, own frame 80 ms earlier {s['ssim_own_80ms_open']:.3f}; gain {s['gain_open']:+.3f}; "
+          f"talker beats the photo in {s['clips_talker_beats_photo']} of {s['clips_with_open_frames']} clips; "
+          f"rest frame of shut photos, lowest SSIM {s['rest_ssim_shut_photos_min']}")
+
+
+if __name__ == "__main__":
+    main()

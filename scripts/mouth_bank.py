@@ -1,0 +1,95 @@
+"""Build the bank of filmed mouth interiors (talker_cli/data/mouth-bank.npz) from videos of a speaker.
+
+    python scripts/mouth_bank.py OUT.npz CLIP [CLIP ...]
+
+In every frame FaceMesh finds the inner lips; where they are open, the inside of the mouth between them
+is resampled onto a fixed grid: u across the mouth from one inner corner (78) to the other (308), t down
+from the upper inner lip to the lower one. One texture is kept per step of opening (the widest spread
+of openings with the fewest from one clip), with what the renderer needs to choose and light it: the
+opening and the width (inner lips 13-14 and corners 78-308, in eye distances) and the skin's colour
+beside the mouth. talker's bank is made from GRID's speaker s1 (CC BY 4.0; docs/README.md).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from talker_cli.face.interior import (  # noqa: E402
+    BANK_OPENINGS, GRID_T, GRID_U, interior_coordinates, skin_beside_mouth,
+)
+
+MIN_OPEN = 0.03  # eye distances: thinner openings show no inside worth keeping
+
+
+def read_frames(path: Path) -> list[np.ndarray]:
+    import cv2
+
+    capture = cv2.VideoCapture(str(path))
+    frames = []
+    while True:
+        ok, bgr = capture.read()
+        if not ok:
+            break
+        frames.append(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
+    return frames
+
+
+def candidates(path: Path) -> list[dict]:
+    """Every open frame of a clip, as a bank entry."""
+    import cv2
+    import mediapipe as mp
+
+    found = []
+    with mp.solutions.face_mesh.FaceMesh(static_image_mode=False, max_num_faces=1, refine_landmarks=True) as mesh:
+        for image in read_frames(path):
+            result = mesh.process(image).multi_face_landmarks
+            if not result:
+                continue
+            h, w = image.shape[:2]
+            points = np.array([(p.x * w, p.y * h) for p in result[0].landmark], np.float64)
+            eye = np.linalg.norm(points[33] - points[263])
+            opening = np.linalg.norm(points[13] - points[14]) / eye
+            if opening < MIN_OPEN:
+                continue
+            map_x, map_y = interior_coordinates(points)
+            texture = cv2.remap(image, map_x, map_y, cv2.INTER_LINEAR,
+                                borderMode=cv2.BORDER_REPLICATE)
+            found.append({"texture": texture, "opening": opening, "width": np.linalg.norm(points[78] - points[308]) / eye,
+                          "skin": skin_beside_mouth(image, points), "clip": path.stem})
+    return found
+
+
+def choose(found: list[dict]) -> list[dict]:
+    """One entry per step of opening: the one nearest the step, from clips not used yet where possible."""
+    chosen, used = [], set()
+    for target in BANK_OPENINGS:
+        near = sorted(found, key=lambda e: (abs(e["opening"] - target) > 0.01, e["clip"] in used, abs(e["opening"] - target)))
+        if near and abs(near[0]["opening"] - target) < 0.03:
+            chosen.append(near[0])
+            used.add(near[0]["clip"])
+    return chosen
+
+
+def main() -> None:
+    out, clips = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]]
+    found = [entry for clip in clips for entry in candidates(clip)]
+    chosen = choose(found)
+    if not chosen:
+        raise SystemExit("no open mouths found")
+    np.savez_compressed(out, textures=np.stack([e["texture"] for e in chosen]).astype(np.uint8),
+                        openings=np.array([e["opening"] for e in chosen], np.float32),
+                        widths=np.array([e["width"] for e in chosen], np.float32),
+                        skins=np.stack([e["skin"] for e in chosen]).astype(np.float32),
+                        clips=np.array([e["clip"] for e in chosen]))
+    print(f"{len(chosen)} interiors from {len({e['clip'] for e in chosen})} clips, openings "
+          + " ".join(f"{e['opening']:.3f}" for e in chosen), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""The inside of an open mouth taken from filmed mouths (sample-based, as Video Rewrite drew it): a
+small bank of real interiors, teeth with their real shapes, light and gaps, the dark band between the
+rows and the tongue as filmed, each resampled onto a grid between the inner lips. A frame takes the
+bank's interiors nearest the opening it draws, warped into its own inner-lip outline and lit as the
+photo's skin is lit.
+
+The bank (talker_cli/data/mouth-bank.npz) is made by scripts/mouth_bank.py from GRID's speaker s1
+(CC BY 4.0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from .rig import LOWER_INNER, UPPER_INNER, MouthFrame, mouth_frame
+
+BANK_PATH = Path(__file__).resolve().parent.parent / "data" / "mouth-bank.npz"
+GRID_U, GRID_T = 48, 20  # samples across the mouth (inner corner to inner corner) and down the opening
+# Openings (inner lips 13-14, eye distances) the bank keeps one interior for: an ordinary vowel is
+# 0.08-0.15, a shout 0.3.
+BANK_OPENINGS = tuple(float(x) for x in np.round(np.arange(0.04, 0.33, 0.02), 3))
+
+
+def _luminance(rgb: np.ndarray) -> np.ndarray:
+    return rgb @ np.array([0.299, 0.587, 0.114], dtype=np.float32)
+
+
+def sample(image: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """The image's colours at these points (those inside the image)."""
+    xy = np.round(points).astype(int)
+    inside = (xy[:, 0] >= 0) & (xy[:, 0] < image.shape[1]) & (xy[:, 1] >= 0) & (xy[:, 1] < image.shape[0])
+    return image[xy[inside, 1], xy[inside, 0]].astype(np.float32)
+
+
+def skin_beside_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame | None = None) -> np.ndarray:
+    """The skin's colour below the mouth's corners and on the chin: the light the mouth is in."""
+    frame = frame or mouth_frame(marks)
+    skin = np.concatenate([sample(image, marks[[i]] + frame.ey * d * frame.eye_px) for i in (61, 291) for d in (0.08, 0.14)]
+                          + [sample(image, marks[[152, 18]])])
+    return np.median(skin, axis=0) if len(skin) else np.array([190, 150, 130], np.float32)
+
+
+def interior_coordinates(marks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each cell of the bank's grid (GRID_T x GRID_U) lies in an image whose landmarks are
+    `marks`: u from the inner corner 78 to 308, t from the upper inner lip down to the lower one."""
+    upper, lower = marks[UPPER_INNER].astype(np.float64), marks[LOWER_INNER].astype(np.float64)
+    left, right = upper[0], upper[-1]
+    along = (right - left) / max(np.linalg.norm(right - left), 1e-6)
+    length = float(np.linalg.norm(right - left))
+
+    def at(edge: np.ndarray, u: np.ndarray) -> np.ndarray:
+        position = (edge - left) @ along / length
+        order = np.argsort(position)
+        return np.stack([np.interp(u, position[order], edge[order, k]) for k in (0, 1)], axis=1)
+
+    u = np.linspace(0.0, 1.0, GRID_U)
+    top, bottom = at(upper, u), at(lower, u)
+    t = np.linspace(0.0, 1.0, GRID_T)[:, None, None]
+    points = top[None] + t * (bottom - top)[None]
+    return points[..., 0].astype(np.float32), points[..., 1].astype(np.float32)
+
+
+@dataclass(frozen=True, eq=False)
+class InteriorBank:
+    """Filmed interiors, each over the skin beside its mouth (so 1 is as bright as that skin)."""
+    textures: np.ndarray  # n x GRID_T x GRID_U x 3, float32, in units of the skin's colour
+    openings: np.ndarray  # n, eye distances, increasing
+
+    def texture(self, opening: float) -> np.ndarray:
+        """The interior for an opening (eye distances): the two nearest the opening, crossfaded."""
+        k = int(np.searchsorted(self.openings, opening))
+        if k <= 0:
+            return self.textures[0]
+        if k >= len(self.openings):
+            return self.textures[-1]
+        share = (opening - self.openings[k - 1]) / (self.openings[k] - self.openings[k - 1])
+        return (1 - share) * self.textures[k - 1] + share * self.textures[k]
+
+
+@lru_cache(maxsize=1)
+def load_bank(path: Path = BANK_PATH) -> InteriorBank:
+    with np.load(path) as data:
+        order = np.argsort(data["openings"])
+        textures = data["textures"][order].astype(np.float32) / np.maximum(data["skins"][order], 1.0)[:, None, None, :]
+        return InteriorBank(textures=textures.astype(np.float32), openings=data["openings"][order].astype(np.float32))
