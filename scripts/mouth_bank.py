@@ -3,7 +3,7 @@
     python scripts/mouth_bank.py OUT.npz CLIP [CLIP ...]
 
 In every frame FaceMesh finds the inner lips; where they are open, the inside of the mouth between them
-is resampled onto a fixed grid: u across the mouth from one inner corner (78) to the other (308), t down
+is resampled onto a fixed grid: u across the mouth from one corner (61) to the other (291), t down
 from the upper inner lip to the lower one. One texture is kept per step of opening (the widest spread
 of openings with the fewest from one clip), with what the renderer needs to choose and light it: the
 opening and the width (inner lips 13-14 and corners 78-308, in eye distances) and the skin's colour
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from talker_cli.face.interior import (  # noqa: E402
-    BANK_OPENINGS, GRID_T, GRID_U, interior_coordinates, skin_beside_mouth,
+    BANK_OPENINGS, interior_coordinates, skin_beside_mouth,
 )
 
 MIN_OPEN = 0.03  # eye distances: thinner openings show no inside worth keeping

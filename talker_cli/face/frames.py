@@ -14,8 +14,9 @@ from ..artifacts import BlendshapeTrack, FacePhoto
 from ..photo import read_mouth_openings
 from .blendshapes import FUNNEL_OPENING, INDEX, JAW_OPENING, LOWER_LIP_DROP, NAMES, UPPER_LIP_RAISE, lip_opening
 from .calibration import AS_DRAWN, OpeningCurve, calibrate
-from .painter import TEETH_SPLIT, MouthPainter, read_mouth
-from .rig import BASIS, build_rig, mouth_frame
+from .layers import build_layers, draw_lips
+from .painter import SEAM_OPEN, TEETH_SPLIT, MouthPainter, read_mouth
+from .rig import BASIS, MOUTH_SHAPES, build_rig, mouth_frame
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,12 @@ def head_matte(landmarks: np.ndarray, size: tuple[int, int]) -> tuple[np.ndarray
     return (t * t * (3 - 2 * t)).astype(np.float32), (int(x0), int(y0), int(x1), int(y1))
 
 
+def _feather(length: int, share: float) -> np.ndarray:
+    """1 in the middle, falling smoothly to 0 over `share` of the length at each end."""
+    t = np.clip(np.minimum(np.arange(length) + 0.5, length - np.arange(length) - 0.5) / max(share * length, 1.0), 0, 1)
+    return t * t * (3 - 2 * t)
+
+
 class FrameRenderer:
     """Holds the rig, the head's matte and the grids; render(i) makes frame i of the track.
 
@@ -123,6 +130,20 @@ class FrameRenderer:
         self.grid_x, self.grid_y = xs, ys
         self.matte_x, self.matte_y = self.matte * xs, self.matte * ys
         self.roi_in_box = (slice(ry0 - by0, ry1 - by0), slice(rx0 - bx0, rx1 - bx0))
+        # The photo's dark between closed lips belongs to the interior (its own teeth are kept whole).
+        keep_dark = 0.0 if look.shows_teeth else 1.0
+        self.layers = build_layers(self.rig.frame, photo.landmarks_px, (width, height), look.shows_teeth,
+                                   keep_dark * look.dark_above, keep_dark * look.dark_below)
+        lx0, ly0, lx1, ly1 = self.layers.box
+        lx0, ly0, lx1, ly1 = max(lx0, bx0), max(ly0, by0), min(lx1, bx1), min(ly1, by1)
+        self.lips_box = (lx0, ly0, lx1, ly1)
+        self.lips_in_box = (slice(ly0 - by0, ly1 - by0), slice(lx0 - bx0, lx1 - bx0))
+        # The lips' drawing fades into the rest of the face over the box's outer margin, where both
+        # maps agree to a pixel.
+        fy = _feather(ly1 - ly0, 0.2)
+        fx = _feather(lx1 - lx0, 0.2)
+        self.lips_feather = np.minimum(fy[:, None], fx[None, :]).astype(np.float32)
+        self.lips_unfeather = 1 - self.lips_feather
         # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
         self.scale = replace(self.scale, curve=calibrate(self._drawn_open, read_mouth_openings))
 
@@ -133,8 +154,9 @@ class FrameRenderer:
         return self.render(BlendshapeTrack(25, NAMES, weights), 0)
 
     def head_transform(self, track: BlendshapeTrack, index: int) -> np.ndarray:
-        """The head's motion in this frame as a 2 x 3 affine map of photo pixels."""
-        angle, dx, dy = head_offset(track.head[index]) if track.head is not None else (0.0, 0.0, 0.0)
+        """The head's motion in this frame as a 2 x 3 affine map of photo pixels: from the pose of the
+        first frame, which is the photo's (a video begins on the photo itself, not a degree off it)."""
+        angle, dx, dy = head_offset(track.head[index] - track.head[0]) if track.head is not None else (0.0, 0.0, 0.0)
         forward = self.cv2.getRotationMatrix2D(tuple(map(float, self.pivot)), angle, 1.0)
         forward[:, 2] += (dx * self.face_width, dy * self.face_width)
         return forward
@@ -150,17 +172,30 @@ class FrameRenderer:
         map_y = self.grid_y + d * self.matte_x + (e - 1) * self.matte_y + f * self.matte
         # The face field is evaluated at the output pixel: the head moves by a pixel or two, the
         # field varies over tens of pixels, so the error is far below a pixel.
+        # float32 whatever numpy's promotion rules (numpy 2 keeps float64 from float64 scalars)
+        map_x, map_y = map_x.astype(np.float32, copy=False), map_y.astype(np.float32, copy=False)
+        still_x, still_y = map_x[self.lips_in_box].copy(), map_y[self.lips_in_box].copy()
         shift = self.rig.displacement(weights)
         map_x[self.roi_in_box] -= shift[..., 0]
         map_y[self.roi_in_box] -= shift[..., 1]
         frame = self.photo.image_rgb.copy()
         x0, y0, x1, y1 = self.box
-        # float32 whatever numpy's promotion rules (numpy 2 keeps float64 from float64 scalars)
-        frame[y0:y1, x0:x1] = cv2.remap(self.photo.image_rgb, map_x.astype(np.float32, copy=False),
-                                        map_y.astype(np.float32, copy=False), cv2.INTER_LINEAR,
+        frame[y0:y1, x0:x1] = cv2.remap(self.photo.image_rgb, map_x, map_y, cv2.INTER_LINEAR,
                                         borderMode=cv2.BORDER_REFLECT)
+        hole = None
         edges = self.rig.opening(weights, from_lips=not self.painter.photo_teeth)
+        gap = float(np.max((edges[1] - edges[0]) @ self.rig.frame.ey))
+        # Lips parted wider than the photo's own are drawn forward, cut apart along the inner lips;
+        # closing (the photo's own opening or less) the backward map alone stretches them together
+        # over whatever the photo showed between them, as closing lips meet.
+        if weights[MOUTH_SHAPES].any() and gap > self.rig.frame.rest_gap_px + 0.5:
+            parted = float(np.clip(gap / (SEAM_OPEN * self.rig.frame.eye_px), 0.0, 1.0))
+            lips, hole = draw_lips(self.layers, self.photo.image_rgb, weights, still_x, still_y, parted, cv2)
+            lx0, ly0, lx1, ly1 = self.lips_box
+            frame[ly0:ly1, lx0:lx1] = cv2.blendLinear(lips, frame[ly0:ly1, lx0:lx1], self.lips_feather,
+                                                      self.lips_unfeather)
+            hole = (hole * self.lips_feather, (lx0, ly0))
         upper, lower = (cv2.transform(p[None].astype(np.float32), forward)[0] for p in edges)
         tongue = float(track.weights[index, track.names.index("tongueOut")]) if "tongueOut" in track.names else 0.0
-        self.painter.paint(frame, upper.astype(np.float64), lower.astype(np.float64), tongue)
+        self.painter.paint(frame, upper.astype(np.float64), lower.astype(np.float64), tongue, hole)
         return frame

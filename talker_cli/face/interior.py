@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .rig import LOWER_INNER, UPPER_INNER, MouthFrame, mouth_frame
+from .rig import LOWER_CUT, UPPER_CUT, MouthFrame, mouth_frame
 
 BANK_PATH = Path(__file__).resolve().parent.parent / "data" / "mouth-bank.npz"
-GRID_U, GRID_T = 48, 20  # samples across the mouth (inner corner to inner corner) and down the opening
+GRID_U, GRID_T = 48, 20  # samples across the mouth (corner to corner) and down the opening
 # Openings (inner lips 13-14, eye distances) the bank keeps one interior for: an ordinary vowel is
 # 0.08-0.15, a shout 0.3.
 BANK_OPENINGS = tuple(float(x) for x in np.round(np.arange(0.04, 0.33, 0.02), 3))
@@ -46,8 +46,8 @@ def skin_beside_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame | 
 
 def interior_coordinates(marks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where each cell of the bank's grid (GRID_T x GRID_U) lies in an image whose landmarks are
-    `marks`: u from the inner corner 78 to 308, t from the upper inner lip down to the lower one."""
-    upper, lower = marks[UPPER_INNER].astype(np.float64), marks[LOWER_INNER].astype(np.float64)
+    `marks`: u from the mouth's corner 61 to 291, t from the upper inner lip down to the lower one."""
+    upper, lower = marks[UPPER_CUT].astype(np.float64), marks[LOWER_CUT].astype(np.float64)
     left, right = upper[0], upper[-1]
     along = (right - left) / max(np.linalg.norm(right - left), 1e-6)
     length = float(np.linalg.norm(right - left))
@@ -64,10 +64,32 @@ def interior_coordinates(marks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return points[..., 0].astype(np.float32), points[..., 1].astype(np.float32)
 
 
+# How much of the skin's colour cast is taken as the light's: the bank's texture over its own skin's
+# cast, times the photo's, each to this power (the same speaker in the same light gets the bank back).
+# All of it (1) takes the skin's own colour for the light's, and a yellow video's teeth (its skin's blue
+# 0.45 of its red) come out blue under a pink skin; half leaves them green-yellow.
+CAST = 0.7
+
+
+def _cast(rgb: np.ndarray) -> np.ndarray:
+    """A colour over its own luminance: the light's cast (1, 1, 1 for grey)."""
+    return np.maximum(rgb, 1.0) / max(float(_luminance(np.maximum(rgb, 1.0))), 1.0)
+
+
+def light_units(texture: np.ndarray, skin: np.ndarray) -> np.ndarray:
+    """A filmed texture in units of its skin's luminance, with its skin's cast (to the power CAST) taken out."""
+    return texture / max(float(_luminance(skin)), 1.0) / _cast(skin) ** CAST
+
+
+def in_light(units: np.ndarray, skin: np.ndarray) -> np.ndarray:
+    """Texture units (light_units) in a photo's light: its skin's luminance and cast (to the power CAST)."""
+    return units * (float(_luminance(skin)) * _cast(skin) ** CAST)
+
+
 @dataclass(frozen=True, eq=False)
 class InteriorBank:
-    """Filmed interiors, each over the skin beside its mouth (so 1 is as bright as that skin)."""
-    textures: np.ndarray  # n x GRID_T x GRID_U x 3, float32, in units of the skin's colour
+    """Filmed interiors in units of the light they were filmed in (light_units)."""
+    textures: np.ndarray  # n x GRID_T x GRID_U x 3, float32
     openings: np.ndarray  # n, eye distances, increasing
 
     def texture(self, opening: float) -> np.ndarray:
@@ -85,5 +107,6 @@ class InteriorBank:
 def load_bank(path: Path = BANK_PATH) -> InteriorBank:
     with np.load(path) as data:
         order = np.argsort(data["openings"])
-        textures = data["textures"][order].astype(np.float32) / np.maximum(data["skins"][order], 1.0)[:, None, None, :]
+        textures = np.stack([light_units(t.astype(np.float32), skin)
+                             for t, skin in zip(data["textures"][order], data["skins"][order])])
         return InteriorBank(textures=textures.astype(np.float32), openings=data["openings"][order].astype(np.float32))

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .interior import GRID_T, GRID_U, load_bank
-from .rig import LOWER_INNER, UPPER_INNER, FaceRig, MouthFrame
+from .interior import GRID_T, GRID_U, in_light, load_bank
+from .rig import LOWER_CUT, LOWER_INNER, UPPER_CUT, UPPER_INNER, FaceRig, MouthFrame
 
 # Sizes in eye-corner distances (the face's unit): an upper incisor shows up to about 9 mm below the
 # lip, a lower one about 5 mm, on a face whose outer eye corners are 90-100 mm apart. Each row takes
@@ -39,6 +39,8 @@ TEETH_CAST = 0.45  # how much of the skin's colour the teeth take
 # on their edges as a dark rim around the teeth, so the interior covers it.
 SEAM_SHADE = 0.85  # of the lips' luminance
 SEAM_REACH = 0.02  # eye-corner distances: a seam's shadow is a line, not the lip's own shading
+SEAM_OPEN = 0.03  # eye-corner distances apart, the lips have left the shadow between them behind
+CORNER_SHADE = 0.8  # how much darker the inside is at the corners than at the centre
 # Tooth edges across the arch (in mouth half widths from the centre): central and lateral incisors, canines.
 TOOTH_EDGES = (0.0, 0.28, 0.5, 0.7)
 
@@ -134,8 +136,8 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         return (0.25 * padded[:-2] + 0.5 * padded[1:-1] + 0.25 * padded[2:]).astype(np.float32)
 
     return PhotoMouth(
-        dark_above=shadow(marks[UPPER_INNER].astype(np.float64), -ey),
-        dark_below=shadow(marks[LOWER_INNER].astype(np.float64), ey),
+        dark_above=shadow(marks[UPPER_CUT].astype(np.float64), -ey),
+        dark_below=shadow(marks[LOWER_CUT].astype(np.float64), ey),
         shows_teeth=bool(shows_teeth),
         open_gap_px=frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0,
         teeth_rgb=np.median(bright, axis=0) if shows_teeth else painted.astype(np.float32),
@@ -164,9 +166,12 @@ class MouthPainter:
     def photo_teeth(self) -> bool:
         return self.look.shows_teeth
 
-    def paint(self, frame: np.ndarray, upper: np.ndarray, lower: np.ndarray, tongue: float = 0.0) -> None:
+    def paint(self, frame: np.ndarray, upper: np.ndarray, lower: np.ndarray, tongue: float = 0.0,
+              hole: tuple[np.ndarray, tuple[int, int]] | None = None) -> None:
         """Paint the interior between the two edges (left to right, image pixels) into `frame`.
-        tongue: the track's tongueOut, which raises the tongue's tip to the teeth and past them."""
+        tongue: the track's tongueOut, which raises the tongue's tip to the teeth and past them.
+        hole: where the lips drawn forward left the mouth open (a mask and its box's top-left corner
+        in the frame); the interior fills it, instead of the polygon between the edges."""
         cv2 = self.cv2
         mouth_frame = self.rig.frame
         across, unit, half = mouth_frame.ey, mouth_frame.eye_px, mouth_frame.half_width_px
@@ -178,7 +183,7 @@ class MouthPainter:
         # The photo's dark line between closed lips, or the dark inside of a mouth open at rest, would
         # frame the teeth in black: the interior covers it, coming in as the mouth opens.
         if not self.photo_teeth:
-            coming = min(gap / (0.03 * unit), 1.0)
+            coming = min(gap / (SEAM_OPEN * unit), 1.0)
             upper = upper - (coming * self.look.dark_above)[:, None] * across
             lower = lower + (coming * self.look.dark_below)[:, None] * across
         lo = np.floor(np.minimum(upper.min(0), lower.min(0))).astype(int) - 2
@@ -188,11 +193,19 @@ class MouthPainter:
         if np.any(hi - lo < 2):
             return
         rows, cols = hi[1] - lo[1], hi[0] - lo[0]
-        ss = 4  # supersampled polygon edges for smooth lips
-        mask = np.zeros((rows * ss, cols * ss), dtype=np.uint8)
-        outline = np.round((np.vstack([upper, lower[::-1]]) - lo) * ss * 4).astype(np.int32)  # 2 fraction bits
-        cv2.fillPoly(mask, [outline], 255, cv2.LINE_AA, shift=2)
-        mouth = cv2.resize(mask, (cols, rows), interpolation=cv2.INTER_AREA).astype(np.float32) / 255
+        if hole is None:  # the polygon between the edges
+            ss = 4  # supersampled polygon edges for smooth lips
+            mask = np.zeros((rows * ss, cols * ss), dtype=np.uint8)
+            outline = np.round((np.vstack([upper, lower[::-1]]) - lo) * ss * 4).astype(np.int32)  # 2 fraction bits
+            cv2.fillPoly(mask, [outline], 255, cv2.LINE_AA, shift=2)
+            mouth = cv2.resize(mask, (cols, rows), interpolation=cv2.INTER_AREA).astype(np.float32) / 255
+        else:  # where the lips drawn forward parted
+            mask, (hx, hy) = hole
+            mouth = np.zeros((rows, cols), np.float32)
+            sy0, sx0 = max(lo[1], hy), max(lo[0], hx)
+            sy1, sx1 = min(hi[1], hy + mask.shape[0]), min(hi[0], hx + mask.shape[1])
+            if sy1 > sy0 and sx1 > sx0:
+                mouth[sy0 - lo[1]:sy1 - lo[1], sx0 - lo[0]:sx1 - lo[0]] = mask[sy0 - hy:sy1 - hy, sx0 - hx:sx1 - hx]
 
         # Each pixel's place in the mouth: u along the lips (half widths from the centre), t down
         # across the opening (0 at the upper edge, 1 at the lower), h the opening there.
@@ -216,6 +229,26 @@ class MouthPainter:
         tongue_shape = soft(ys - tongue_top) * arch ** 0.5
         tongue_shade = 0.55 + 0.45 * np.clip((ys - tongue_top) / (0.25 * h + 1), 0, 1) ** 0.5
         interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
+        if self.photo_teeth:
+            interior = self._painted_rows(interior, u, h, xs, ys, below_top, lower, tongue)
+        else:
+            interior = self._filmed(upper, xs, ys, t, gap / unit, interior, tongue_shape if tongue > 0.2 else None)
+        interior = interior * (1 + self.look.light_slope * np.clip(u, -1, 1))[..., None]
+        # A mouth barely open shows its interior faintly: lips a pixel apart are not a dark slot.
+        alpha = (mouth * float(np.clip((gap - 0.01 * unit) / (0.04 * unit), 0.0, 1.0)))[..., None]
+        region = frame[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
+        frame[lo[1]:hi[1], lo[0]:hi[0]] = (region + alpha * (interior - region)).round().clip(0, 255).astype(np.uint8)
+
+    def _painted_rows(self, interior: np.ndarray, u: np.ndarray, h: np.ndarray, xs: np.ndarray, ys: np.ndarray,
+                      below_top: np.ndarray, lower: np.ndarray, tongue: float) -> np.ndarray:
+        """Rows of teeth painted over the cavity, in the light of the photo's own teeth: the lower row
+        under a photo's own upper teeth as the jaw drops."""
+        mouth_frame = self.rig.frame
+        across, unit, half = mouth_frame.ey, mouth_frame.eye_px, mouth_frame.half_width_px
+
+        def soft(x: np.ndarray) -> np.ndarray:  # a one-pixel anti-aliased edge at x = 0
+            return np.clip(x + 0.5, 0.0, 1.0)
+
         # The teeth: the upper row under the upper lip, the lower row only once the jaw has dropped,
         # both curving back (shorter and darker) towards the corners.
         upper_height = np.minimum(UPPER_SHARE * h, UPPER_TOOTH * unit) * (1 - 0.45 * u * u)
@@ -240,7 +273,7 @@ class MouthPainter:
         # A photo's own upper teeth stay above the split: only the lower row is painted under them.
         # Towards the corners the teeth turn away into the cheeks' shadow.
         front = 1 - np.clip((np.abs(u) - 0.7) / 0.3, 0, 1) ** 2
-        upper_teeth = (0.0 if self.photo_teeth else 1.0) * soft(upper_height - below_top) * front
+        upper_teeth = 0.0 * soft(upper_height - below_top) * front  # the photo's own are kept
         lower_front = 1 - np.clip((np.abs(u) - 0.35) / 0.25, 0, 1) ** 2  # the lower arch is narrower
         lower_teeth = soft(v - lower_edge) * (lower_height > 0.5) * lower_front
         tooth_shade = (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 1.5) * (1 - 0.08 * gaps)
@@ -249,30 +282,34 @@ class MouthPainter:
         lower_rgb = self.look.teeth_rgb * (0.88 * tooth_shade)[..., None]
         interior = interior + lower_teeth[..., None] * (lower_rgb - interior)
         interior = interior + upper_teeth[..., None] * (upper_rgb - interior)
-        if not self.photo_teeth:
-            interior = self._filmed(upper, xs, ys, t, gap / unit, tongue_shape if tongue > 0.2 else None)
-        interior = interior * (1 + self.look.light_slope * np.clip(u, -1, 1))[..., None]
-        # A mouth barely open shows its interior faintly: lips a pixel apart are not a dark slot.
-        alpha = (mouth * float(np.clip((gap - 0.01 * unit) / (0.04 * unit), 0.0, 1.0)))[..., None]
-        region = frame[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
-        frame[lo[1]:hi[1], lo[0]:hi[0]] = (region + alpha * (interior - region)).round().clip(0, 255).astype(np.uint8)
+        return interior
 
     def _filmed(self, upper: np.ndarray, xs: np.ndarray, ys: np.ndarray, t: np.ndarray, opening: float,
-                tongue_shape: np.ndarray | None) -> np.ndarray:
-        """The bank's filmed interior for this opening, stretched from the drawn inner corners across
-        and from the upper edge down (t), in the photo's light; the tongue's tip over it for TH."""
+                deep: np.ndarray, tongue_shape: np.ndarray | None) -> np.ndarray:
+        """The bank's filmed interior for this opening, stretched from the drawn corners across and
+        from the upper edge down (t), in the photo's light; the tongue's tip over it for TH. Wider
+        than any filmed opening, the rows keep their filmed height under each lip and the cavity and
+        tongue (deep) open between them, as a shout shows them, rather than teeth stretched long."""
         cv2 = self.cv2
         left, right = upper[0], upper[-1]
         along = (right - left) / max(float(np.linalg.norm(right - left)), 1e-6)
         across = (xs - left[0]) * along[0] + (ys - left[1]) * along[1]
         map_u = (across / max(float(np.linalg.norm(right - left)), 1.0) * (GRID_U - 1)).astype(np.float32)
-        map_t = (t * (GRID_T - 1)).astype(np.float32)
+        share = min(1.0, float(self.bank.openings[-1]) / max(opening, 1e-6))  # of the opening the rows fill
+        from_edge = np.minimum(t, 1 - t) / share
+        t_filmed = np.where(t < 0.5, np.minimum(from_edge, 0.5), 1 - np.minimum(from_edge, 0.5))
+        map_t = (t_filmed * (GRID_T - 1)).astype(np.float32)
         texture = self.bank.texture(opening)
         # The filmed hue relative to the skin, as much as the photo has colour: none in a grey photo.
         grey = _luminance(texture)[..., None]
         texture = grey + self.colour * (texture - grey)
         inside = cv2.remap(texture, map_u, map_t, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        inside = inside * self.look.skin_rgb
+        inside = in_light(inside, self.look.skin_rgb)
+        # Towards the corners the cheeks shade the inside (the bank's corners are the lips meeting, lit):
+        # without it a tracker finds the corners of the open mouth a tenth further in than at rest.
+        inside = inside * (1 - CORNER_SHADE * np.abs(2 * map_u / (GRID_U - 1) - 1).clip(0, 1) ** 3)[..., None]
+        between = np.clip((from_edge - 0.5) / 0.25, 0, 1)[..., None]
+        inside = inside + between * (deep - inside)
         if tongue_shape is not None:
             inside = inside + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb - inside)
         return inside

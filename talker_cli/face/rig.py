@@ -17,6 +17,10 @@ import numpy as np
 UPPER_INNER = [78, 191, 80, 81, 82, 13, 312, 311, 310, 415, 308]
 LOWER_INNER = [78, 95, 88, 178, 87, 14, 317, 402, 318, 324, 308]
 LEFT_CORNER, RIGHT_CORNER = 61, 291
+# The line the mouth opens along: the inner lips, closed at the mouth's outer corners, where the lips
+# still part a little (FaceMesh's inner corners 78 and 308 lie a few pixels inside them).
+UPPER_CUT = [LEFT_CORNER, *UPPER_INNER, RIGHT_CORNER]
+LOWER_CUT = [LEFT_CORNER, *LOWER_INNER, RIGHT_CORNER]
 UPPER_LIP_TOP, LOWER_LIP_BOTTOM, CHIN = 0, 17, 152
 # Eyes as seen in the image: the subject's right eye is on the image's left.
 EYES = {
@@ -30,6 +34,10 @@ BASIS = (
     # the emotions' shapes, both sides together
     "browDown", "browOuterUp", "eyeWide", "squint", "frown",
 )
+
+MOUTH_SHAPES = np.array([BASIS.index(name) for name in (
+    "lipgap", "chin", "close", "lowerDown", "upperUp", "funnel", "funnelOpen", "pucker", "smileLeft",
+    "smileRight", "stretchLeft", "stretchRight", "frown")])
 
 
 def _smoothstep(edge0: float, edge1: float, x: np.ndarray) -> np.ndarray:
@@ -94,7 +102,7 @@ def mouth_frame(landmarks: np.ndarray, split: float = 0.5) -> MouthFrame:
     )
 
 
-CORNERS_IN = 0.25  # pixels each corner moves in per pixel the lips part at the centre
+CORNERS_IN = 0.18  # pixels each corner moves in per pixel the lips part at the centre
 # How far to each side of the mouth's centre the jaw carries the chin (a Gaussian's width, in eye
 # distances): the jaw is as wide as the face, not as the mouth (FaceMesh's jaw 172-397 is 1.25-1.3
 # eye distances on six photos whose mouths are 2.8-3.9 half widths per eye distance); it was 1.7
@@ -123,7 +131,10 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     cheek = CHEEK_SPREAD * np.clip(np.abs(u) - 1, 0, 1)
     corner = CHEEK_SPREAD * np.clip(np.abs(u) - 0.7, 0, 1)
     into_chin = _smoothstep(-cheek, frame.lower_thickness * 1.2 + corner, s)
-    jaw_side = below | (cheek > 0) if side is None else below  # lips (side given) lie within the corners
+    # With the side given, the field is a lip's whole surface (face/layers.py) and the points past its
+    # edge its smooth continuation: the jaw's share grows across the seam there as it does beyond the
+    # corners, so that the surface has no step to fold over.
+    jaw_side = below | (cheek > 0) if side is None else np.ones_like(below)
     neck_fade = 1 - _smoothstep(frame.chin_v, frame.chin_v + 0.9, v)
     lower_lip = (1 - _smoothstep(frame.lower_thickness * 0.8, frame.lower_thickness * 1.8, s)) * below
     upper_lip = (1 - _smoothstep(frame.upper_thickness * 0.8, frame.upper_thickness * 2.0, -s)) * above
@@ -238,8 +249,8 @@ class FaceRig:
         """For the seam and for the inner lips: the two edges and every basis shape's displacement of
         each, seen from above and from below (len(BASIS) x points x 2, zeros for shapes that do not
         move the mouth): computed once."""
-        upper_lip = self.landmarks[UPPER_INNER].astype(np.float64)
-        lower_lip = self.landmarks[LOWER_INNER].astype(np.float64)
+        upper_lip = self.landmarks[UPPER_CUT].astype(np.float64)
+        lower_lip = self.landmarks[LOWER_CUT].astype(np.float64)
         seam = upper_lip + self.frame.split * (lower_lip - upper_lip)
         out = {}
         for from_lips, (upper, lower) in ((False, (seam, seam)), (True, (upper_lip, lower_lip))):

@@ -1,0 +1,190 @@
+"""The mouth drawn forward, cut along the inner lips: the upper lip (with everything above it) and the
+lower lip (with the jaw below it) are two surfaces, each moved as a whole by its own displacement
+field, and where they part there is a hole that the mouth's interior fills.
+
+A backward map (each output pixel takes the displacement found at its own place) drags the skin
+under the lower lip up into an opening and draws shelves and walls at its sides. Here each surface's
+forward map q -> q + d(q) is inverted per output pixel p by fixed-point steps, q = p - d(q), which
+converge where d is smooth, as each surface's field is; a pixel belongs to a surface when the point it
+comes from lies on that surface's side of the cut. Everything is a dense remap over a box around the
+mouth, so a frame costs a few small remaps, not a triangle rasterizer.
+
+The photo's own interior (the shadow between closed lips, teeth between parted ones) lies between
+the two cuts. Where it shows teeth, the part above the jaw's split stays with the skull and the part
+below it goes with the lower lip; the gap that opens between them is the painter's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .rig import BASIS, LEFT_CORNER, LOWER_CUT, RIGHT_CORNER, UPPER_CUT, MouthFrame, mouth_basis
+
+INVERSION_STEPS = 2
+FIELD_STEP = 2
+FAR = 1e4  # pixels: a signed distance that means "wholly on this side"
+
+
+@dataclass(frozen=True, eq=False)
+class MouthLayers:
+    """The two lips' fields and cuts over a box of the photo around the mouth (x0, y0, x1, y1)."""
+    box: tuple[int, int, int, int]
+    # len(BASIS) x h x w x 4 per unit weight, on every FIELD_STEP-th pixel of the box: the motion (dx,
+    # dy, pixels) and how fast it grows along its own direction (d dx / dx, d dy / dy): the lower lip
+    # stretches into the chin, so the inversion takes Newton steps. The fields vary over tens of
+    # pixels: a coarse grid holds them.
+    # Both lips side by side (upper, then lower: len(BASIS) x h x 2w x 4), so that one remap serves both.
+    fields: np.ndarray
+    # Signed distances in pixels, positive towards the opening: below the upper cut, above the lower
+    # cut. Beyond the mouth's corners no lips part: the two fields are the same there, the upper lip's
+    # layer ends at the lips' line and the lower one's covers it all (FAR: wholly on one side).
+    upper_cut: np.ndarray
+    lower_cut: np.ndarray
+    # Side by side (h x 2w x 2): each lip's cut without the photo's dark between the lips, and how far
+    # that dark reaches (pixels): it joins the opening as the lips part (draw_lips' `parted`), and
+    # stays on the lips while they are nearly shut, so that they meet.
+    cuts: np.ndarray
+    # Below the line where the jaw parts between the photo's inner lips (pixels, positive below):
+    # a photo's own teeth above it stay with the skull, below it they go with the jaw.
+    split: np.ndarray
+    photo_teeth: bool
+
+
+def _edge(frame: MouthFrame, points: np.ndarray, offsets: np.ndarray, direction: float) -> tuple[np.ndarray, np.ndarray]:
+    """A lip's cut (UPPER_CUT or LOWER_CUT) as v(u) in the mouth's frame, moved `offsets` pixels away
+    from the opening (direction -1: up, for the upper lip)."""
+    u, v = frame.to_uv(points)
+    v = v + direction * offsets / frame.half_width_px
+    order = np.argsort(u)
+    return u[order], v[order]
+
+
+def build_layers(frame: MouthFrame, landmarks: np.ndarray, image_size: tuple[int, int], photo_teeth: bool,
+                 dark_above: np.ndarray, dark_below: np.ndarray) -> MouthLayers:
+    """The lips' layers over the mouth's box. dark_above, dark_below: how far (pixels, per inner-lip
+    landmark) the photo's dark between the lips reaches beyond each inner lip: it belongs to the
+    interior, so the lips part without a dark rim."""
+    width, height = image_size
+    W = frame.half_width_px
+    corners = landmarks[[LEFT_CORNER, RIGHT_CORNER]]
+    reach = np.array([1.8 * W, 1.8 * W])
+    lo = np.minimum(corners.min(axis=0), landmarks[[0, 152]].min(axis=0)) - reach * [1, 0.6]
+    hi = np.maximum(corners.max(axis=0), landmarks[[0, 152]].max(axis=0)) + reach * [1, 0.3]
+    x0, y0 = np.floor(np.maximum(lo, 0)).astype(int)
+    x1, y1 = np.ceil(np.minimum(hi, [width, height])).astype(int)
+    ys, xs = np.mgrid[y0:y1, x0:x1]
+    points = np.stack([xs.ravel(), ys.ravel()], axis=1).astype(np.float64)
+    u, v = frame.to_uv(points)
+    within = np.abs(u) < 1.0
+    natural = mouth_basis(frame, points)
+    upper = mouth_basis(frame, points, side=-np.ones(len(points)))
+    lower = mouth_basis(frame, points, side=np.ones(len(points)))
+    shape = (y1 - y0, x1 - x0, 2)
+
+    def stack(fields: dict[str, np.ndarray]) -> np.ndarray:
+        out = []
+        for name in BASIS:
+            if name in fields:  # beyond the corners the two lips are one surface: the natural field
+                out.append(np.where(within[:, None], fields[name], natural[name]).reshape(shape))
+            else:
+                out.append(np.zeros(shape))
+        return np.stack(out).astype(np.float32)
+
+    up_u, up_v = _edge(frame, landmarks[UPPER_CUT].astype(np.float64), np.zeros(len(UPPER_CUT)), -1.0)
+    low_u, low_v = _edge(frame, landmarks[LOWER_CUT].astype(np.float64), np.zeros(len(LOWER_CUT)), 1.0)
+    below_upper = (v - np.interp(u, up_u, up_v)) * W
+    above_lower = (np.interp(u, low_u, low_v) - v) * W
+    order_up, order_low = np.argsort(frame.to_uv(landmarks[UPPER_CUT])[0]), np.argsort(frame.to_uv(landmarks[LOWER_CUT])[0])
+    dark_up = np.where(within, np.interp(u, up_u, np.asarray(dark_above, float)[order_up]), 0.0)
+    dark_low = np.where(within, np.interp(u, low_u, np.asarray(dark_below, float)[order_low]), 0.0)
+    # Where the jaw parts between the lips, along the cuts to the corners (beyond them, the lips' line).
+    top = np.interp(u, *_edge(frame, landmarks[UPPER_CUT].astype(np.float64), np.zeros(len(UPPER_CUT)), -1.0))
+    bottom = np.interp(u, *_edge(frame, landmarks[LOWER_CUT].astype(np.float64), np.zeros(len(LOWER_CUT)), 1.0))
+    seam = (v - (top + frame.split * (bottom - top))) * W
+    if photo_teeth:  # the jaw parts at the split: what lies below it is the lower lip's
+        above_lower = -seam
+    upper_cut = np.where(within, below_upper, np.where(seam > 0, FAR, -FAR))
+    # Beyond the corners the lower lip's layer covers everything (the upper one is drawn over it above
+    # the lips' line, with the same field there): no pixel can fall between them.
+    lower_cut = np.where(within, above_lower, -FAR)
+    plane = lambda a: a.reshape(shape[:2]).astype(np.float32)  # noqa: E731
+    def with_stretch(f: np.ndarray) -> np.ndarray:
+        stretch = np.stack([np.gradient(f[..., 0], axis=2), np.gradient(f[..., 1], axis=1)], axis=-1)
+        return np.concatenate([f, stretch], axis=-1).astype(np.float32)
+
+    coarse = lambda f: with_stretch(f)[:, ::FIELD_STEP, ::FIELD_STEP]  # noqa: E731
+    return MouthLayers(
+        box=(int(x0), int(y0), int(x1), int(y1)),
+        fields=np.ascontiguousarray(np.concatenate([coarse(stack(upper)), coarse(stack(lower))], axis=2)),
+        upper_cut=plane(upper_cut), lower_cut=plane(lower_cut),
+        cuts=np.ascontiguousarray(np.concatenate([np.dstack([plane(upper_cut), plane(dark_up)]),
+                                                  np.dstack([plane(lower_cut), plane(dark_low)])], axis=1)),
+        split=plane(seam), photo_teeth=photo_teeth,
+    )
+
+
+def _side_by_side(x: np.ndarray, width: int) -> np.ndarray:
+    """Columns of a map into the left half (the upper lip's) and the right half (the lower lip's) of
+    a side-by-side image, each kept inside its own half."""
+    half = x.shape[1] // 2
+    out = np.clip(x, 0, width - 1)
+    out[:, half:] += width
+    return out
+
+
+def _invert(field: np.ndarray, px: np.ndarray, py: np.ndarray, origin: tuple[int, int], cv2) -> tuple[np.ndarray, np.ndarray]:
+    """For both lips at once, the points q (photo pixels) that each one's forward map q -> q + field(q)
+    takes to (px, py): returned side by side, the upper lip's left. field: both lips' motion and
+    stretch side by side (MouthLayers.fields). Each lip's inverse map is as smooth as its field, so it
+    is found on every other pixel and the offsets interpolated between."""
+    x0, y0 = origin
+    width = field.shape[1] // 2
+    cx, cy = np.tile(px[::2, ::2], 2), np.tile(py[::2, ::2], 2)
+    qx, qy = cx, cy
+    for _ in range(INVERSION_STEPS):
+        f = cv2.remap(field, _side_by_side((qx - x0) / FIELD_STEP, width), (qy - y0) / FIELD_STEP,
+                      cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        qx, qy = cx - f[..., 0], cy - f[..., 1]
+    # Pixel (x, y) of the box is node (x / 2, y / 2) of the coarse grid: each lip's offsets read there.
+    half = qx.shape[1] // 2
+    rows, cols = np.mgrid[0:px.shape[0], 0:px.shape[1]].astype(np.float32) / 2
+    offset = cv2.remap(np.dstack([qx - cx, qy - cy]), np.concatenate([np.minimum(cols, half - 1), cols + half], axis=1),
+                       np.tile(rows, 2), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return np.tile(px, 2) + offset[..., 0], np.tile(py, 2) + offset[..., 1]
+
+
+def _at(plane: np.ndarray, qx: np.ndarray, qy: np.ndarray, origin: tuple[int, int], cv2) -> np.ndarray:
+    return cv2.remap(plane, qx - origin[0], qy - origin[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def draw_lips(layers: MouthLayers, image: np.ndarray, weights: np.ndarray, px: np.ndarray, py: np.ndarray,
+              parted: float, cv2) -> tuple[np.ndarray, np.ndarray]:
+    """The mouth's box drawn forward: px, py are where each output pixel of the box lies in the photo
+    before the face moves (the head's motion undone); parted: how far the lips are apart, 0 (shut) to
+    1 (the photo's dark between them is the opening's). Returns the pixels (uint8 RGB) and the hole:
+    how much of each pixel neither lip, nor the photo's own teeth, covers (the painter's to fill)."""
+    used = np.flatnonzero(weights)
+    origin = layers.box[:2]
+    qx, qy = _invert(np.tensordot(weights[used].astype(np.float32), layers.fields[used], axes=1), px, py, origin, cv2)
+    # Each lip covers the pixels that come from its side of its cut (a pixel's width of soft edge).
+    cut_width = layers.upper_cut.shape[1]
+    cut = cv2.remap(layers.cuts, _side_by_side(qx - origin[0], cut_width), qy - origin[1], cv2.INTER_LINEAR,
+                    borderMode=cv2.BORDER_REPLICATE)
+    cover = np.clip(0.5 - cut[..., 0] - parted * cut[..., 1], 0.0, 1.0)
+    width = px.shape[1]
+    upper_cover, lower_cover = np.ascontiguousarray(cover[:, :width]), np.ascontiguousarray(cover[:, width:])
+    both = cv2.remap(image, qx, qy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    upper_rgb, lower_rgb = np.ascontiguousarray(both[:, :width]), np.ascontiguousarray(both[:, width:])
+    if layers.photo_teeth:
+        # The photo's teeth above the split stay with the skull: the photo where it was.
+        teeth = ((_at(layers.upper_cut, px, py, origin, cv2) > -0.5) & (_at(layers.split, px, py, origin, cv2) < 0))
+        hole = (1 - upper_cover) * (1 - lower_cover) * (1 - teeth.astype(np.float32))
+        inside = cv2.remap(image, px, py, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    else:
+        hole = (1 - upper_cover) * (1 - lower_cover)
+        inside = None
+    below = lower_rgb if inside is None else cv2.blendLinear(lower_rgb, inside, lower_cover, 1 - lower_cover)
+    pixels = cv2.blendLinear(upper_rgb, below, upper_cover, 1 - upper_cover)
+    return pixels, hole
