@@ -22,7 +22,6 @@ import numpy as np
 
 from .rig import BASIS, LEFT_CORNER, LOWER_CUT, RIGHT_CORNER, UPPER_CUT, MouthFrame, mouth_basis
 
-INVERSION_STEPS = 2
 FIELD_STEP = 2
 FAR = 1e4  # pixels: a signed distance that means "wholly on this side"
 
@@ -31,11 +30,9 @@ FAR = 1e4  # pixels: a signed distance that means "wholly on this side"
 class MouthLayers:
     """The two lips' fields and cuts over a box of the photo around the mouth (x0, y0, x1, y1)."""
     box: tuple[int, int, int, int]
-    # len(BASIS) x h x w x 4 per unit weight, on every FIELD_STEP-th pixel of the box: the motion (dx,
-    # dy, pixels) and how fast it grows along its own direction (d dx / dx, d dy / dy): the lower lip
-    # stretches into the chin, so the inversion takes Newton steps. The fields vary over tens of
-    # pixels: a coarse grid holds them.
-    # Both lips side by side (upper, then lower: len(BASIS) x h x 2w x 4), so that one remap serves both.
+    # len(BASIS) x h x w x 2 per unit weight, on every FIELD_STEP-th pixel of the box: the motion (dx,
+    # dy, pixels). The fields vary over tens of pixels: a coarse grid holds them.
+    # Both lips side by side (upper, then lower: len(BASIS) x h x 2w x 2).
     fields: np.ndarray
     # Signed distances in pixels, positive towards the opening: below the upper cut, above the lower
     # cut. Beyond the mouth's corners no lips part: the two fields are the same there, the upper lip's
@@ -69,9 +66,12 @@ def build_layers(frame: MouthFrame, landmarks: np.ndarray, image_size: tuple[int
     width, height = image_size
     W = frame.half_width_px
     corners = landmarks[[LEFT_CORNER, RIGHT_CORNER]]
-    reach = np.array([1.8 * W, 1.8 * W])
-    lo = np.minimum(corners.min(axis=0), landmarks[[0, 152]].min(axis=0)) - reach * [1, 0.6]
-    hi = np.maximum(corners.max(axis=0), landmarks[[0, 152]].max(axis=0)) + reach * [1, 0.3]
+    # The box reaches past the corners and down past the chin as far as the jaw moves things (in eye
+    # distances: a narrow mouth's jaw drops as far as a wide one's), so that at its edges the layers
+    # and the rest of the face, drawn by the backward map, agree.
+    side, above, below = max(1.8 * W, 0.45 * frame.eye_px), 0.3 * frame.eye_px, 0.5 * frame.eye_px
+    lo = np.array([corners[:, 0].min() - side, landmarks[[0, 61, 291], 1].min() - above])
+    hi = np.array([corners[:, 0].max() + side, landmarks[152, 1] + below])
     x0, y0 = np.floor(np.maximum(lo, 0)).astype(int)
     x1, y1 = np.ceil(np.minimum(hi, [width, height])).astype(int)
     ys, xs = np.mgrid[y0:y1, x0:x1]
@@ -110,11 +110,7 @@ def build_layers(frame: MouthFrame, landmarks: np.ndarray, image_size: tuple[int
     # the lips' line, with the same field there): no pixel can fall between them.
     lower_cut = np.where(within, above_lower, -FAR)
     plane = lambda a: a.reshape(shape[:2]).astype(np.float32)  # noqa: E731
-    def with_stretch(f: np.ndarray) -> np.ndarray:
-        stretch = np.stack([np.gradient(f[..., 0], axis=2), np.gradient(f[..., 1], axis=1)], axis=-1)
-        return np.concatenate([f, stretch], axis=-1).astype(np.float32)
-
-    coarse = lambda f: with_stretch(f)[:, ::FIELD_STEP, ::FIELD_STEP]  # noqa: E731
+    coarse = lambda f: f[:, ::FIELD_STEP, ::FIELD_STEP]  # noqa: E731
     return MouthLayers(
         box=(int(x0), int(y0), int(x1), int(y1)),
         fields=np.ascontiguousarray(np.concatenate([coarse(stack(upper)), coarse(stack(lower))], axis=2)),
@@ -134,19 +130,49 @@ def _side_by_side(x: np.ndarray, width: int) -> np.ndarray:
     return out
 
 
+def _down_columns(dy: np.ndarray, rows_y: np.ndarray, column: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """In each column of a lip's field (dy: h x w, at the photo rows rows_y), the photo row that moves
+    down to y: exactly, by interpolating the column's moved rows, which never fold back (a pixel below
+    another stays below it). column: which column (fractional) each query reads."""
+    h, w = dy.shape
+    moved = np.maximum.accumulate(rows_y[:, None] + dy, axis=0)
+    span = float(moved.max() - moved.min()) + 1.0
+    stacked = (moved + span * np.arange(w)).T.ravel()  # column after column, each above the one before
+    rows = np.tile(rows_y, w)
+    left = np.clip(np.floor(column).astype(int), 0, w - 1)
+    right = np.minimum(left + 1, w - 1)
+    share = np.clip(column - left, 0.0, 1.0)
+
+    def within(k: np.ndarray) -> np.ndarray:
+        return np.interp(np.clip(y, moved[0, k], moved[-1, k]) + span * k, stacked, rows)
+
+    return (1 - share) * within(left) + share * within(right)
+
+
 def _invert(field: np.ndarray, px: np.ndarray, py: np.ndarray, origin: tuple[int, int], cv2) -> tuple[np.ndarray, np.ndarray]:
     """For both lips at once, the points q (photo pixels) that each one's forward map q -> q + field(q)
-    takes to (px, py): returned side by side, the upper lip's left. field: both lips' motion and
-    stretch side by side (MouthLayers.fields). Each lip's inverse map is as smooth as its field, so it
-    is found on every other pixel and the offsets interpolated between."""
+    takes to (px, py): returned side by side, the upper lip's left. field: both lips' motion side by
+    side (MouthLayers.fields). Down the face, where the lips stretch into the chin many times over
+    (no fixed-point step settles there), each column of the field is inverted exactly; across, the
+    lips move little and smoothly, and a fixed-point step finds the column. Each lip's inverse map is
+    as smooth as its field, so it is found on every other pixel and the offsets interpolated between."""
     x0, y0 = origin
     width = field.shape[1] // 2
-    cx, cy = np.tile(px[::2, ::2], 2), np.tile(py[::2, ::2], 2)
-    qx, qy = cx, cy
-    for _ in range(INVERSION_STEPS):
-        f = cv2.remap(field, _side_by_side((qx - x0) / FIELD_STEP, width), (qy - y0) / FIELD_STEP,
-                      cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        qx, qy = cx - f[..., 0], cy - f[..., 1]
+    cx, cy = px[::2, ::2], py[::2, ::2]
+    rows_y = y0 + FIELD_STEP * np.arange(field.shape[0], dtype=np.float64)
+    found = []
+    for half in (field[:, :width], field[:, width:]):
+        qx = cx.astype(np.float64)
+        for _ in range(2):
+            column = (qx - x0) / FIELD_STEP
+            qy = _down_columns(half[..., 1].astype(np.float64), rows_y, column.ravel(), cy.ravel().astype(np.float64)).reshape(cx.shape)
+            dx = cv2.remap(np.ascontiguousarray(half[..., 0]), column.astype(np.float32), ((qy - y0) / FIELD_STEP).astype(np.float32),
+                           cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+            qx = cx - dx
+        found.append((qx, qy))
+    qx = np.concatenate([found[0][0], found[1][0]], axis=1).astype(np.float32)
+    qy = np.concatenate([found[0][1], found[1][1]], axis=1).astype(np.float32)
+    cx, cy = np.tile(cx, 2), np.tile(cy, 2)
     # Pixel (x, y) of the box is node (x / 2, y / 2) of the coarse grid: each lip's offsets read there.
     half = qx.shape[1] // 2
     rows, cols = np.mgrid[0:px.shape[0], 0:px.shape[1]].astype(np.float32) / 2

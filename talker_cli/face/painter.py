@@ -40,7 +40,7 @@ TEETH_CAST = 0.45  # how much of the skin's colour the teeth take
 SEAM_SHADE = 0.85  # of the lips' luminance
 SEAM_REACH = 0.02  # eye-corner distances: a seam's shadow is a line, not the lip's own shading
 SEAM_OPEN = 0.03  # eye-corner distances apart, the lips have left the shadow between them behind
-CORNER_SHADE = 0.8  # how much darker the inside is at the corners than at the centre
+CORNER_SHADE = 1.0  # how much darker the inside is at the corners than at the centre: black at the very corner
 # Tooth edges across the arch (in mouth half widths from the centre): central and lateral incisors, canines.
 TOOTH_EDGES = (0.0, 0.28, 0.5, 0.7)
 

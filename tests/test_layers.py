@@ -1,0 +1,178 @@
+"""The lips drawn forward in two layers cut along the inner lips (face/layers.py), the filmed
+interior's bank (face/interior.py), and what a viewer sees of them on real photos: the frame at rest
+is the photo, the lips part as whole surfaces with the opening between them, a photo's own teeth are
+kept when the mouth opens and covered when it closes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from talker_cli.artifacts import BlendshapeTrack
+from talker_cli.config import RenderConfig
+from talker_cli.face.blendshapes import INDEX, JAW_OPENING, NAMES, VISEME_POSES
+from talker_cli.face.frames import FrameRenderer, basis_weights
+from talker_cli.photo import load_photo
+
+DATA = Path(__file__).parent / "data"
+
+
+def _ssim(a: np.ndarray, b: np.ndarray) -> float:
+    """SSIM of two grey images (7 x 7 Gaussian windows), as bench/appearance.py scores mouths."""
+    import cv2
+
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+    blur = lambda x: cv2.GaussianBlur(x, (7, 7), 1.5)  # noqa: E731
+    ma, mb = blur(a), blur(b)
+    va, vb, cov = blur(a * a) - ma * ma, blur(b * b) - mb * mb, blur(a * b) - ma * mb
+    return float((((2 * ma * mb + c1) * (2 * cov + c2)) / ((ma * ma + mb * mb + c1) * (va + vb + c2))).mean())
+
+
+def _jaw(opening: float, frames: int = 1) -> BlendshapeTrack:
+    weights = np.zeros((frames, len(NAMES)), np.float32)
+    weights[:, INDEX["jawOpen"]] = opening / JAW_OPENING
+    return BlendshapeTrack(25, NAMES, weights)
+
+
+@pytest.fixture(scope="module")
+def closed_lips():
+    photo = load_photo(DATA / "grid-s1-bbaf3s-0.png", RenderConfig())
+    return photo, FrameRenderer(photo)
+
+
+@pytest.fixture(scope="module")
+def smiling(face_photo):
+    photo = load_photo(face_photo, RenderConfig())
+    return photo, FrameRenderer(photo)
+
+
+def _mouth_box(photo) -> tuple[slice, slice]:
+    lm = photo.landmarks_px
+    width = float(np.linalg.norm(lm[61] - lm[291]))
+    centre = lm[[61, 291, 13, 14]].mean(axis=0)
+    return (slice(int(centre[1] - 0.55 * width), int(centre[1] + 0.55 * width)),
+            slice(int(centre[0] - 0.8 * width), int(centre[0] + 0.8 * width)))
+
+
+def test_the_first_frame_is_the_photo_whatever_pose_the_heads_motion_starts_in(closed_lips):
+    """A video begins on the photo itself: the head's motion is drawn from the first frame's pose,
+    not from a degree off it (the mouth's box read 0.92-0.98 of the photo by SSIM at the first frame
+    of natural clips, where a photo whose lips are shut should read >= 0.98)."""
+    photo, renderer = closed_lips
+    head = np.tile(np.array([[0.9, 1.05, -0.19]], np.float32), (3, 1)) + np.arange(3, dtype=np.float32)[:, None]
+    track = BlendshapeTrack(25, NAMES, np.zeros((3, len(NAMES)), np.float32), head=head)
+    rows, cols = _mouth_box(photo)
+    grey = lambda image: image[rows, cols] @ np.array([0.299, 0.587, 0.114])  # noqa: E731
+    first = renderer.render(track, 0)
+    assert _ssim(grey(first), grey(photo.image_rgb)) >= 0.98
+    assert np.abs(first.astype(int) - photo.image_rgb.astype(int)).max() == 0
+    assert np.abs(renderer.render(track, 2).astype(int) - photo.image_rgb.astype(int)).mean() > 0.5  # and it moves
+
+
+def test_the_lips_part_along_their_cut_and_the_opening_is_between_them(closed_lips):
+    """Drawn forward, the upper lip stays and the lower one drops as a whole: the opening the
+    interior fills runs from the upper lip's moved edge to the lower lip's, at the mouth's centre to
+    a pixel and a half; nothing of it lies above the upper lip or below the lower one; with no motion
+    the lips are the photo."""
+    import cv2
+
+    from talker_cli.face.layers import draw_lips
+
+    photo, renderer = closed_lips
+    x0, y0, x1, y1 = renderer.lips_box
+    ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32)
+    still = basis_weights(_jaw(0.0), 0, renderer.scale)
+    pixels, hole = draw_lips(renderer.layers, photo.image_rgb, still, xs, ys, 0.0, cv2)
+    assert np.array_equal(pixels, photo.image_rgb[y0:y1, x0:x1]) and hole.max() < 0.5
+
+    weights = basis_weights(_jaw(0.15), 0, renderer.scale)
+    upper, lower = renderer.rig.opening(weights, from_lips=True)
+    pixels, hole = draw_lips(renderer.layers, photo.image_rgb, weights, xs, ys, 1.0, cv2)
+    centre = int(np.argmin(np.abs(upper[:, 0] - photo.landmarks_px[13][0])))
+    column = int(round(upper[centre, 0])) - x0
+    opened = np.flatnonzero(hole[:, column] > 0.5) + y0
+    assert len(opened) > 5
+    assert abs(opened[0] - upper[centre, 1]) <= 1.5 and abs(opened[-1] - lower[centre, 1]) <= 1.5, (opened, upper[centre], lower[centre])
+    assert np.all(np.diff(opened) == 1)  # one opening, no lip drawn across it
+
+
+def test_the_lower_lip_is_drawn_once_and_whole_as_the_jaw_drops(closed_lips):
+    """Below the opening the lower lip is one band as thick as the photo's (a backward map doubled it,
+    the skin under the parted lips taking the lips' motion): at the mouth's centre the lip-red run
+    under the opening runs as the photo's does below its lips, the lip within 0.7-1.5 of the photo's."""
+    photo, renderer = closed_lips
+
+    def lip_runs(image: np.ndarray, x: int, y_from: int, y_to: int) -> list[int]:
+        column = image[y_from:y_to, x - 1:x + 2].astype(float).mean(axis=1)
+        red = (column[:, 0] - column[:, 1]) > 0.5 * np.max(column[:, 0] - column[:, 1])
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], red.astype(int), [0]])))
+        return list(edges[1::2] - edges[::2])
+
+    lm = photo.landmarks_px
+    x = int(round(lm[14][0]))
+    unit = float(np.linalg.norm(lm[263] - lm[33]))
+    own = lip_runs(photo.image_rgb, x, int(lm[14][1]) + 1, int(lm[17][1] + 0.1 * unit))
+    weights = basis_weights(_jaw(0.15), 0, renderer.scale)
+    _, lower = renderer.rig.opening(weights, from_lips=True)
+    centre = int(np.argmin(np.abs(lower[:, 0] - x)))
+    frame = renderer.render(_jaw(0.15), 0)
+    drawn = lip_runs(frame, x, int(lower[centre, 1]) - 2, int(lower[centre, 1] + (lm[17][1] - lm[14][1]) + 0.1 * unit))
+    assert len(drawn) == len(own), (own, drawn)  # the lip, and the chin's shading under it: no second lip
+    assert 0.7 * own[0] <= drawn[0] <= 1.5 * own[0], (own, drawn)
+
+
+def test_a_photos_own_teeth_open_with_the_mouth_and_are_covered_when_the_lips_close(smiling):
+    """The sample photo smiles with its teeth: open, they stay where they were (with the upper jaw),
+    an opening under them; at a closure (M, B, P) the lips meet over them, so no tooth is left on or
+    between the lips."""
+    photo, renderer = smiling
+    lm = photo.landmarks_px
+    x = int(round(lm[13][0]))
+    top, split = int(np.ceil(lm[13][1])) + 1, lm[13][1] + renderer.rig.frame.split * (lm[14][1] - lm[13][1])
+    teeth = (slice(top, int(split) - 1), slice(x - 6, x + 7))
+    own = photo.image_rgb[teeth].astype(float)
+    assert own.mean() > 150  # the photo's teeth
+    opened = renderer.render(BlendshapeTrack(25, NAMES, VISEME_POSES["aa"][None].copy()), 0)[teeth].astype(float)
+    assert np.abs(opened - own).mean() < 12
+    closed = renderer.render(BlendshapeTrack(25, NAMES, VISEME_POSES["PP"][None].copy()), 0)[teeth].astype(float)
+    luminance = lambda rgb: rgb @ np.array([0.299, 0.587, 0.114])  # noqa: E731
+    assert luminance(closed).mean() < 0.85 * luminance(own).mean()
+    assert np.mean(closed[..., 0] - closed[..., 2]) > np.mean(own[..., 0] - own[..., 2]) + 15  # lips, not teeth
+
+
+def test_the_banks_light_round_trips_and_its_mouths_open_in_order():
+    from talker_cli.face.interior import GRID_T, GRID_U, in_light, light_units, load_bank
+
+    bank = load_bank()
+    assert bank.textures.shape[1:] == (GRID_T, GRID_U, 3) and len(bank.textures) >= 6
+    assert np.all(np.diff(bank.openings) > 0)
+    texture = np.random.default_rng(0).uniform(0, 255, (GRID_T, GRID_U, 3)).astype(np.float32)
+    skin = np.array([190.0, 140.0, 90.0], np.float32)
+    assert np.allclose(in_light(light_units(texture, skin), skin), texture, atol=1e-3)
+    # between two filmed openings, the two crossfaded; beyond the last, the last
+    a, b = bank.openings[2], bank.openings[3]
+    assert np.allclose(bank.texture(0.5 * (a + b)), 0.5 * (bank.textures[2] + bank.textures[3]), atol=1e-4)
+    assert np.array_equal(bank.texture(1.0), bank.textures[-1])
+
+
+def test_the_frames_lips_are_the_layers_drawn_forward(closed_lips):
+    """The renderer draws the parted lips with the layers (the backward map it keeps for the rest of
+    the face differs from them by pixels along the lips: it drags the skin under the lips into the
+    opening): outside the opening, in the lips' box, the frame is the layers' drawing."""
+    import cv2
+
+    from talker_cli.face.layers import draw_lips
+
+    photo, renderer = closed_lips
+    track = _jaw(0.15)
+    weights = basis_weights(track, 0, renderer.scale)
+    x0, y0, x1, y1 = renderer.lips_box
+    ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32)
+    pixels, hole = draw_lips(renderer.layers, photo.image_rgb, weights, xs, ys, 1.0, cv2)
+    frame = renderer.render(track, 0)[y0:y1, x0:x1].astype(int)
+    lips = (hole == 0) & (renderer.lips_feather == 1)
+    assert lips.sum() > 1000
+    assert np.abs(frame[lips] - pixels[lips].astype(int)).max() <= 1
