@@ -122,9 +122,7 @@ class OutputConfig:
 
 @dataclass(frozen=True)
 class VideoConfig:
-    # x264's quality (lower is finer): at 20 a still GRID photo came back from the encoder at 0.975 of
-    # itself around the mouth (SSIM on luminance), at 18 at 0.983: a frame at rest is the photo, unblurred.
-    crf: int = 18
+    crf: int = 20
     x264_preset: str = "veryfast"
     audio_bitrate: str = "128k"
     audio_rate: int = 44100
