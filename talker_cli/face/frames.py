@@ -19,6 +19,11 @@ from .painter import SEAM_OPEN, TEETH_SPLIT, MouthPainter, read_mouth
 from .rig import BASIS, MOUTH_SHAPES, build_rig, mouth_frame
 
 
+# The widest the lips are drawn apart, in eye distances, whatever a photo's calibration asks (a face a
+# tracker reads as barely open, a painting, would have its jaw dropped by an eye distance): a shout.
+MAX_DRAWN_OPENING = 0.45
+
+
 @dataclass(frozen=True)
 class MouthScale:
     """What the track's mouth weights become in this photo: the face's unit (the eye-corner distance)
@@ -40,7 +45,8 @@ def basis_weights(track: BlendshapeTrack, frame: int, scale: MouthScale) -> np.n
     close = w["mouthClose"]
     lower, upper = both("mouthLowerDown"), both("mouthUpperUp")
     asked = float(lip_opening(w["jawOpen"], close, lower, upper, w["mouthFunnel"]))
-    unit = scale.eye_px * (scale.curve(asked) / asked if asked > 1e-6 else 1.0)  # the drawn eye distance
+    drawn = min(scale.curve(asked), MAX_DRAWN_OPENING)
+    unit = scale.eye_px * (drawn / asked if asked > 1e-6 else 1.0)  # the drawn eye distance
     jaw_px = JAW_OPENING * w["jawOpen"] * unit
     gap_px, rest = jaw_px * (1 - close), scale.rest_gap_px
     closing = (rest - gap_px) / rest if gap_px < rest else 0.0  # the share of the photo's opening to close

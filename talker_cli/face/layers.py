@@ -23,6 +23,7 @@ import numpy as np
 from .rig import BASIS, LEFT_CORNER, LOWER_CUT, RIGHT_CORNER, UPPER_CUT, MouthFrame, mouth_basis
 
 FIELD_STEP = 2
+QUERY_STEP = 3  # each lip's inverse map is found on every third pixel, the offsets interpolated between
 FAR = 1e4  # pixels: a signed distance that means "wholly on this side"
 
 
@@ -66,12 +67,13 @@ def build_layers(frame: MouthFrame, landmarks: np.ndarray, image_size: tuple[int
     width, height = image_size
     W = frame.half_width_px
     corners = landmarks[[LEFT_CORNER, RIGHT_CORNER]]
-    # The box reaches past the corners and down past the chin as far as the jaw moves things (in eye
-    # distances: a narrow mouth's jaw drops as far as a wide one's), so that at its edges the layers
-    # and the rest of the face, drawn by the backward map, agree.
-    side, above, below = max(1.8 * W, 0.45 * frame.eye_px), 0.3 * frame.eye_px, 0.5 * frame.eye_px
+    # The box reaches past the corners, and below the lower lip past as far as the jaw drops it (in eye
+    # distances, frames.MAX_DRAWN_OPENING: a narrow mouth's jaw drops as far as a wide one's) into the
+    # chin, which moves with the jaw as one: at the box's edges the layers and the rest of the face,
+    # drawn by the backward map, agree.
+    side, above, below = max(1.2 * W, 0.3 * frame.eye_px), 0.15 * frame.eye_px, 0.6 * frame.eye_px
     lo = np.array([corners[:, 0].min() - side, landmarks[[0, 61, 291], 1].min() - above])
-    hi = np.array([corners[:, 0].max() + side, landmarks[152, 1] + below])
+    hi = np.array([corners[:, 0].max() + side, landmarks[17, 1] + below])
     x0, y0 = np.floor(np.maximum(lo, 0)).astype(int)
     x1, y1 = np.ceil(np.minimum(hi, [width, height])).astype(int)
     ys, xs = np.mgrid[y0:y1, x0:x1]
@@ -130,23 +132,30 @@ def _side_by_side(x: np.ndarray, width: int) -> np.ndarray:
     return out
 
 
-def _down_columns(dy: np.ndarray, rows_y: np.ndarray, column: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """In each column of a lip's field (dy: h x w, at the photo rows rows_y), the photo row that moves
-    down to y: exactly, by interpolating the column's moved rows, which never fold back (a pixel below
-    another stays below it). column: which column (fractional) each query reads."""
-    h, w = dy.shape
-    moved = np.maximum.accumulate(rows_y[:, None] + dy, axis=0)
-    span = float(moved.max() - moved.min()) + 1.0
-    stacked = (moved + span * np.arange(w)).T.ravel()  # column after column, each above the one before
-    rows = np.tile(rows_y, w)
-    left = np.clip(np.floor(column).astype(int), 0, w - 1)
-    right = np.minimum(left + 1, w - 1)
-    share = np.clip(column - left, 0.0, 1.0)
+class _Columns:
+    """A lip's field down each of its columns (dy: h x w, at the photo rows rows_y), made ready to be
+    inverted exactly: the rows' moved places, which never fold back (a pixel below another stays
+    below it), laid out column after column, each above the one before, for one interpolation."""
 
-    def within(k: np.ndarray) -> np.ndarray:
-        return np.interp(np.clip(y, moved[0, k], moved[-1, k]) + span * k, stacked, rows)
+    def __init__(self, dy: np.ndarray, rows_y: np.ndarray):
+        h, w = dy.shape
+        self.moved = np.maximum.accumulate(rows_y[:, None] + dy, axis=0)
+        self.span = float(self.moved[-1].max() - self.moved[0].min()) + 1.0
+        self.stacked = (self.moved + self.span * np.arange(w)).T.ravel()
+        self.rows = np.tile(rows_y, w)
+        self.width = w
 
-    return (1 - share) * within(left) + share * within(right)
+    def row_to(self, y: np.ndarray, column: np.ndarray, between: bool = True) -> np.ndarray:
+        """The photo row that moves down to y, in each (fractional) column: between the two columns
+        beside it, or (between False) in the nearest."""
+        within = lambda k: np.interp(np.clip(y, self.moved[0, k], self.moved[-1, k]) + self.span * k,  # noqa: E731
+                                     self.stacked, self.rows)
+        if not between:
+            return within(np.clip(np.rint(column).astype(int), 0, self.width - 1))
+        left = np.clip(column.astype(int), 0, self.width - 1)  # columns are never negative here
+        share = np.clip(column - left, 0.0, 1.0)
+        right = np.minimum(left + 1, self.width - 1)
+        return within(left) + share * (within(right) - within(left))
 
 
 def _invert(field: np.ndarray, px: np.ndarray, py: np.ndarray, origin: tuple[int, int], cv2) -> tuple[np.ndarray, np.ndarray]:
@@ -155,27 +164,30 @@ def _invert(field: np.ndarray, px: np.ndarray, py: np.ndarray, origin: tuple[int
     side (MouthLayers.fields). Down the face, where the lips stretch into the chin many times over
     (no fixed-point step settles there), each column of the field is inverted exactly; across, the
     lips move little and smoothly, and a fixed-point step finds the column. Each lip's inverse map is
-    as smooth as its field, so it is found on every other pixel and the offsets interpolated between."""
+    as smooth as its field, so it is found on a coarse grid (QUERY_STEP)."""
     x0, y0 = origin
     width = field.shape[1] // 2
-    cx, cy = px[::2, ::2], py[::2, ::2]
-    rows_y = y0 + FIELD_STEP * np.arange(field.shape[0], dtype=np.float64)
+    # Column by column, top to bottom: the queries come in nearly the order the interpolation keeps
+    # its columns in, and each search starts where the last ended (ten times faster than row by row).
+    cx, cy = px[::QUERY_STEP, ::QUERY_STEP].T.ravel(), py[::QUERY_STEP, ::QUERY_STEP].T.ravel()
+    rows_y = y0 + FIELD_STEP * np.arange(field.shape[0], dtype=np.float32)
     found = []
     for half in (field[:, :width], field[:, width:]):
-        qx = cx.astype(np.float64)
-        for _ in range(2):
-            column = (qx - x0) / FIELD_STEP
-            qy = _down_columns(half[..., 1].astype(np.float64), rows_y, column.ravel(), cy.ravel().astype(np.float64)).reshape(cx.shape)
-            dx = cv2.remap(np.ascontiguousarray(half[..., 0]), column.astype(np.float32), ((qy - y0) / FIELD_STEP).astype(np.float32),
-                           cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-            qx = cx - dx
-        found.append((qx, qy))
-    qx = np.concatenate([found[0][0], found[1][0]], axis=1).astype(np.float32)
-    qy = np.concatenate([found[0][1], found[1][1]], axis=1).astype(np.float32)
-    cx, cy = np.tile(cx, 2), np.tile(cy, 2)
-    # Pixel (x, y) of the box is node (x / 2, y / 2) of the coarse grid: each lip's offsets read there.
+        columns = _Columns(half[..., 1], rows_y)
+        column = np.maximum((cx - x0) / FIELD_STEP, 0.0)
+        qy = columns.row_to(cy, column, between=False)  # near enough to read how far the column moves
+        dx = cv2.remap(np.ascontiguousarray(half[..., 0]), column.astype(np.float32)[None], ((qy - y0) / FIELD_STEP).astype(np.float32)[None],
+                       cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)[0]
+        qx = cx - dx
+        found.append((qx, columns.row_to(cy, np.maximum((qx - x0) / FIELD_STEP, 0.0))))
+    shape = px[::QUERY_STEP, ::QUERY_STEP].T.shape
+    grid = lambda values: values.reshape(shape).T  # noqa: E731
+    qx = np.concatenate([grid(found[0][0]), grid(found[1][0])], axis=1).astype(np.float32)
+    qy = np.concatenate([grid(found[0][1]), grid(found[1][1])], axis=1).astype(np.float32)
+    cx, cy = np.tile(px[::QUERY_STEP, ::QUERY_STEP], 2), np.tile(py[::QUERY_STEP, ::QUERY_STEP], 2)
+    # Pixel (x, y) of the box is node (x, y) / QUERY_STEP of the coarse grid: each lip's offsets read there.
     half = qx.shape[1] // 2
-    rows, cols = np.mgrid[0:px.shape[0], 0:px.shape[1]].astype(np.float32) / 2
+    rows, cols = np.mgrid[0:px.shape[0], 0:px.shape[1]].astype(np.float32) / QUERY_STEP
     offset = cv2.remap(np.dstack([qx - cx, qy - cy]), np.concatenate([np.minimum(cols, half - 1), cols + half], axis=1),
                        np.tile(rows, 2), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return np.tile(px, 2) + offset[..., 0], np.tile(py, 2) + offset[..., 1]

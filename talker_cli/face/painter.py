@@ -220,16 +220,21 @@ class MouthPainter:
         def soft(x: np.ndarray) -> np.ndarray:  # a one-pixel anti-aliased edge at x = 0
             return np.clip(x + 0.5, 0.0, 1.0)
 
-        # The cavity: dark, darkest deep in the middle and at the corners, where the cheeks shade it.
-        depth = 0.45 + 0.55 * np.abs(2 * t - 1) ** 2
-        cavity = self.cavity_rgb * (depth * (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 3))[..., None]
-        # The tongue: its back low in the mouth, its tip raised towards the teeth by tongueOut.
-        arch = np.clip(1 - u * u, 0.0, 1.0)
-        tongue_top = bottom - h * (0.5 + 0.8 * min(tongue, 0.5)) * np.exp(-((u / 0.55) ** 2))
-        tongue_shape = soft(ys - tongue_top) * arch ** 0.5
-        tongue_shade = 0.55 + 0.45 * np.clip((ys - tongue_top) / (0.25 * h + 1), 0, 1) ** 0.5
-        interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
-        if self.photo_teeth:
+        filmed = not self.photo_teeth
+        # The cavity and the tongue: behind painted rows, between filmed rows wider apart than any
+        # filmed mouth, and for TH's tongue.
+        interior = tongue_shape = None
+        if not filmed or gap / unit > float(self.bank.openings[-1]) or tongue > 0.2:
+            # The cavity: dark, darkest deep in the middle and at the corners, where the cheeks shade it.
+            depth = 0.45 + 0.55 * np.abs(2 * t - 1) ** 2
+            cavity = self.cavity_rgb * (depth * (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 3))[..., None]
+            # The tongue: its back low in the mouth, its tip raised towards the teeth by tongueOut.
+            arch = np.clip(1 - u * u, 0.0, 1.0)
+            tongue_top = bottom - h * (0.5 + 0.8 * min(tongue, 0.5)) * np.exp(-((u / 0.55) ** 2))
+            tongue_shape = soft(ys - tongue_top) * arch ** 0.5
+            tongue_shade = 0.55 + 0.45 * np.clip((ys - tongue_top) / (0.25 * h + 1), 0, 1) ** 0.5
+            interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
+        if not filmed:
             interior = self._painted_rows(interior, u, h, xs, ys, below_top, lower, tongue)
         else:
             interior = self._filmed(upper, xs, ys, t, gap / unit, interior, tongue_shape if tongue > 0.2 else None)
@@ -285,7 +290,7 @@ class MouthPainter:
         return interior
 
     def _filmed(self, upper: np.ndarray, xs: np.ndarray, ys: np.ndarray, t: np.ndarray, opening: float,
-                deep: np.ndarray, tongue_shape: np.ndarray | None) -> np.ndarray:
+                deep: np.ndarray | None, tongue_shape: np.ndarray | None) -> np.ndarray:
         """The bank's filmed interior for this opening, stretched from the drawn corners across and
         from the upper edge down (t), in the photo's light; the tongue's tip over it for TH. Wider
         than any filmed opening, the rows keep their filmed height under each lip and the cavity and
@@ -308,8 +313,9 @@ class MouthPainter:
         # Towards the corners the cheeks shade the inside (the bank's corners are the lips meeting, lit):
         # without it a tracker finds the corners of the open mouth a tenth further in than at rest.
         inside = inside * (1 - CORNER_SHADE * np.abs(2 * map_u / (GRID_U - 1) - 1).clip(0, 1) ** 3)[..., None]
-        between = np.clip((from_edge - 0.5) / 0.25, 0, 1)[..., None]
-        inside = inside + between * (deep - inside)
+        if share < 1.0:
+            between = np.clip((from_edge - 0.5) / 0.25, 0, 1)[..., None]
+            inside = inside + between * (deep - inside)
         if tongue_shape is not None:
             inside = inside + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb - inside)
         return inside
