@@ -176,3 +176,22 @@ def test_the_frames_lips_are_the_layers_drawn_forward(closed_lips):
     lips = (hole == 0) & (renderer.lips_feather == 1)
     assert lips.sum() > 1000
     assert np.abs(frame[lips] - pixels[lips].astype(int)).max() <= 1
+
+
+def test_a_dim_photos_own_teeth_are_found_and_kept(tmp_path, face_photo):
+    """Teeth are told by being about as bright as the skin beside the mouth and pale, not by an
+    absolute brightness: in a dim video (a news clip's speaker: skin 91, teeth 86) they are kept as
+    the mouth opens, not painted over (the sample photo's smile at half its light)."""
+    from PIL import Image
+
+    image = np.asarray(Image.open(face_photo).convert("RGB")).astype(float)
+    Image.fromarray((image * 0.45).astype(np.uint8)).save(tmp_path / "dim.png")
+    photo = load_photo(tmp_path / "dim.png", RenderConfig())
+    renderer = FrameRenderer(photo)
+    assert renderer.painter.photo_teeth
+    lm = photo.landmarks_px
+    x = int(round(lm[13][0]))
+    top, split = int(np.ceil(lm[13][1])) + 1, lm[13][1] + renderer.rig.frame.split * (lm[14][1] - lm[13][1])
+    teeth = (slice(top, int(split) - 1), slice(x - 6, x + 7))
+    opened = renderer.render(BlendshapeTrack(25, NAMES, VISEME_POSES["aa"][None].copy()), 0)[teeth].astype(float)
+    assert np.abs(opened - photo.image_rgb[teeth].astype(float)).mean() < 6

@@ -72,6 +72,7 @@ def _tint(rgb: np.ndarray, tint: np.ndarray) -> np.ndarray:
 # Where the jaw parts between the inner lips of a photo whose upper teeth fill its opening (a smile):
 # near the lower lip, so the upper teeth stay with the skull as the jaw drops.
 TEETH_SPLIT = 0.85
+TEETH_CHROMA = 0.4  # teeth are pale: (max - min) / max of their colour under this, lips and tongue over it
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,10 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
                           + [_sample(image, marks[[152, 18]])])
     skin_rgb = np.median(skin, axis=0) if len(skin) else np.array([190, 150, 130], np.float32)
     skin_light = float(_luminance(skin_rgb))
-    bright = inside[_luminance(inside) > max(0.75 * skin_light, 110.0)] if len(inside) else inside
+    # Teeth: as bright as filmed teeth are beside the skin (0.70-1.11 of it), and pale, where lips and
+    # tongue are red (an absolute floor of 110 missed a dim video's teeth, 0.94 of its skin at 86).
+    chroma = (inside.max(axis=1) - inside.min(axis=1)) / np.maximum(inside.max(axis=1), 1.0) if len(inside) else np.zeros(0)
+    bright = inside[(_luminance(inside) > 0.7 * skin_light) & (chroma < TEETH_CHROMA)] if len(inside) else inside
     widest = float(np.max(np.linalg.norm(lower - upper, axis=1)))
     shows_teeth = widest > 0.02 * unit and len(bright) >= max(3, len(inside) // 5)
     # Painted teeth take the photo's light and colour cast (a warm painting, a cold office), in the
