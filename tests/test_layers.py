@@ -195,3 +195,46 @@ def test_a_dim_photos_own_teeth_are_found_and_kept(tmp_path, face_photo):
     teeth = (slice(top, int(split) - 1), slice(x - 6, x + 7))
     opened = renderer.render(BlendshapeTrack(25, NAMES, VISEME_POSES["aa"][None].copy()), 0)[teeth].astype(float)
     assert np.abs(opened - photo.image_rgb[teeth].astype(float)).mean() < 6
+
+
+def _large_eyes(face_photo: Path, out: Path) -> Path:
+    """The sample photo with each eye drawn 1.7 times taller (as a cartoon's or a wide-eyed face's)."""
+    import cv2
+
+    from talker_cli.photo import find_landmarks
+
+    image = cv2.cvtColor(cv2.imread(str(face_photo)), cv2.COLOR_BGR2RGB)
+    marks = find_landmarks(image)
+    result = image.astype(np.float32)
+    for a, b in ((33, 133), (263, 362)):
+        centre, width = (marks[a] + marks[b]) / 2, float(np.linalg.norm(marks[a] - marks[b]))
+        r = int(0.75 * width)
+        x0, y0 = int(centre[0] - r), int(centre[1] - r)
+        taller = cv2.resize(image[y0:y0 + 2 * r, x0:x0 + 2 * r], None, fx=1.0, fy=1.7, interpolation=cv2.INTER_CUBIC)
+        cut = (taller.shape[0] - 2 * r) // 2
+        ys, xs = np.mgrid[0:2 * r, 0:2 * r]
+        mask = np.clip((1 - np.hypot((xs - r) / r, (ys - r) / (0.6 * r))) / 0.3, 0, 1)[..., None]
+        result[y0:y0 + 2 * r, x0:x0 + 2 * r] = mask * taller[cut:cut + 2 * r] + (1 - mask) * result[y0:y0 + 2 * r, x0:x0 + 2 * r]
+    cv2.imwrite(str(out), cv2.cvtColor(result.astype(np.uint8), cv2.COLOR_RGB2BGR))
+    return out
+
+
+def test_a_blink_closes_a_lid_over_large_eyes_and_leaves_the_brow(tmp_path, face_photo):
+    """On large open eyes the lid slides down over the eye and the skin above it stretches, but the
+    brow stays where it is: the band that stretches stops short of the brow (sized by the slide
+    alone it reached up and dragged the brow's lower edge down, a brown smear into the eye)."""
+    photo = load_photo(_large_eyes(face_photo, tmp_path / "large-eyes.png"), RenderConfig())
+    renderer = FrameRenderer(photo)
+    weights = np.zeros((2, len(NAMES)), np.float32)
+    weights[1, INDEX["eyeBlinkLeft"]] = weights[1, INDEX["eyeBlinkRight"]] = 1.0
+    track = BlendshapeTrack(25, NAMES, weights)
+    rest, blink = renderer.render(track, 0).astype(float), renderer.render(track, 1).astype(float)
+    lm = photo.landmarks_px
+    for upper, lower, brow_low in ((159, 145, 52), (386, 374, 282)):
+        gap = lm[lower][1] - lm[upper][1]
+        x, y = int(round(lm[upper][0])), int(round(lm[upper][1] + 0.4 * gap))
+        assert blink[y, x - 2:x + 3].mean() > rest[y, x - 2:x + 3].mean() + 15  # the iris covered by the lid
+        bx, by = lm[brow_low].round().astype(int)
+        near_brow = int(round(by + 0.25 * (lm[upper][1] - by)))  # a quarter of the way down to the lid
+        for row in (by, near_brow):
+            assert np.abs(blink[row - 1:row + 2, bx - 3:bx + 4] - rest[row - 1:row + 2, bx - 3:bx + 4]).mean() < 5, (upper, row)

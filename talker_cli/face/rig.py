@@ -24,8 +24,10 @@ LOWER_CUT = [LEFT_CORNER, *LOWER_INNER, RIGHT_CORNER]
 UPPER_LIP_TOP, LOWER_LIP_BOTTOM, CHIN = 0, 17, 152
 # Eyes as seen in the image: the subject's right eye is on the image's left.
 EYES = {
-    "Right": {"outer": 33, "inner": 133, "upper": 159, "lower": 145, "brow": 107, "brow_mid": 105, "brow_outer": 70},
-    "Left": {"outer": 263, "inner": 362, "upper": 386, "lower": 374, "brow": 336, "brow_mid": 334, "brow_outer": 300},
+    "Right": {"outer": 33, "inner": 133, "upper": 159, "lower": 145, "brow": 107, "brow_mid": 105, "brow_outer": 70,
+              "brow_low": 52},
+    "Left": {"outer": 263, "inner": 362, "upper": 386, "lower": 374, "brow": 336, "brow_mid": 334, "brow_outer": 300,
+             "brow_low": 282},
 }
 
 BASIS = (
@@ -173,6 +175,9 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     return fields
 
 
+LID_BAND = 0.6  # of the way from the open lid's edge up to the brow's lower edge, the lid skin that stretches
+
+
 def eye_basis(landmarks: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray]:
     """Blinks (upper lid slides down over the eye), the brows (inner raise, lowering, outer raise),
     wide eyes and squinting lower lids with the cheek pushed up."""
@@ -194,13 +199,17 @@ def eye_basis(landmarks: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray
         profile = np.clip(1 - u * u, 0, 1)
         lid_top, lid_bottom, gap = upper * profile, lower * profile, aperture * profile
         # The lids meet two thirds of the way down: the upper one slides down over the eye (lid skin
-        # from above fills the gap, the crease band stretching to follow), the lower one rises a
-        # little. Each slide stops sharply at the meeting line, where a closed eye has its lashes;
-        # the band each stretches is just wide enough not to fold, so brow and cheek barely move.
+        # from above fills the gap, the band between the lid and the brow stretching to follow), the
+        # lower one rises a little. Each slide stops sharply at the meeting line, where a closed eye
+        # has its lashes. The upper lid's band stops short of the brow (LID_BAND of the way up to its
+        # lower edge): on large eyes a band sized by the slide alone reached the brow and dragged it
+        # down into the eye, a blocky smear where a lid should be.
         meet = lid_top + 0.65 * gap
         upper_slide = 0.65 * gap
         lower_slide = 0.35 * gap
-        down = _smoothstep(lid_top - 1.5 * upper_slide - 0.03, lid_top, v) * (1 - _smoothstep(meet, meet + 0.03, v))
+        brow_low = float((landmarks[idx["brow_low"]] - centre) @ ey / half)
+        band = np.minimum(1.5 * upper_slide + 0.03, LID_BAND * max(upper - brow_low, 0.1) * profile + 0.03)
+        down = _smoothstep(lid_top - band, lid_top, v) * (1 - _smoothstep(meet, meet + 0.03, v))
         up = _smoothstep(meet - 0.03, meet, v) * (1 - _smoothstep(lid_bottom, lid_bottom + 1.5 * lower_slide + 0.03, v))
         fields[f"blink{name}"] = np.outer((upper_slide * down - lower_slide * up) * half, ey)
         fields["eyeWide"] = fields["eyeWide"] - np.outer(0.45 * upper_slide * down * half, ey)
