@@ -5,6 +5,7 @@ kept when the mouth opens and covered when it closes."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from talker_cli.face.frames import FrameRenderer, basis_weights
 from talker_cli.photo import load_photo
 
 DATA = Path(__file__).parent / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))  # the blink sheet's wide-eyed photo
 
 
 def _ssim(a: np.ndarray, b: np.ndarray) -> float:
@@ -197,33 +199,16 @@ def test_a_dim_photos_own_teeth_are_found_and_kept(tmp_path, face_photo):
     assert np.abs(opened - photo.image_rgb[teeth].astype(float)).mean() < 6
 
 
-def _large_eyes(face_photo: Path, out: Path) -> Path:
-    """The sample photo with each eye drawn 1.7 times taller (as a cartoon's or a wide-eyed face's)."""
-    import cv2
-
-    from talker_cli.photo import find_landmarks
-
-    image = cv2.cvtColor(cv2.imread(str(face_photo)), cv2.COLOR_BGR2RGB)
-    marks = find_landmarks(image)
-    result = image.astype(np.float32)
-    for a, b in ((33, 133), (263, 362)):
-        centre, width = (marks[a] + marks[b]) / 2, float(np.linalg.norm(marks[a] - marks[b]))
-        r = int(0.75 * width)
-        x0, y0 = int(centre[0] - r), int(centre[1] - r)
-        taller = cv2.resize(image[y0:y0 + 2 * r, x0:x0 + 2 * r], None, fx=1.0, fy=1.7, interpolation=cv2.INTER_CUBIC)
-        cut = (taller.shape[0] - 2 * r) // 2
-        ys, xs = np.mgrid[0:2 * r, 0:2 * r]
-        mask = np.clip((1 - np.hypot((xs - r) / r, (ys - r) / (0.6 * r))) / 0.3, 0, 1)[..., None]
-        result[y0:y0 + 2 * r, x0:x0 + 2 * r] = mask * taller[cut:cut + 2 * r] + (1 - mask) * result[y0:y0 + 2 * r, x0:x0 + 2 * r]
-    cv2.imwrite(str(out), cv2.cvtColor(result.astype(np.uint8), cv2.COLOR_RGB2BGR))
-    return out
-
-
 def test_a_blink_closes_a_lid_over_large_eyes_and_leaves_the_brow(tmp_path, face_photo):
     """On large open eyes the lid slides down over the eye and the skin above it stretches, but the
     brow stays where it is: the band that stretches stops short of the brow (sized by the slide
     alone it reached up and dragged the brow's lower edge down, a brown smear into the eye)."""
-    photo = load_photo(_large_eyes(face_photo, tmp_path / "large-eyes.png"), RenderConfig())
+    from PIL import Image
+
+    from blink_sheet import taller_eyes
+
+    Image.fromarray(taller_eyes(np.asarray(Image.open(face_photo).convert("RGB")), 1.7)).save(tmp_path / "large-eyes.png")
+    photo = load_photo(tmp_path / "large-eyes.png", RenderConfig())
     renderer = FrameRenderer(photo)
     weights = np.zeros((2, len(NAMES)), np.float32)
     weights[1, INDEX["eyeBlinkLeft"]] = weights[1, INDEX["eyeBlinkRight"]] = 1.0
