@@ -1032,3 +1032,37 @@ def test_a_doubtful_english_reading_is_read_again_only_where_base_hears_english(
     assert base.languages == [heard_as]  # read once: in English as a second reading, or in French
     assert asr.readings["unsure_windows"] == (heard_as == "en")
     assert base.detected == 1  # the window's language and the recording's: the same first 30 s, heard once
+
+
+class _SilentEnglish:
+    """tiny.en hearing no word at all."""
+
+    def transcribe(self, samples, language=None, **options):
+        from types import SimpleNamespace
+
+        return iter([]), SimpleNamespace(language=language)
+
+
+class _CloseCall(_WordsWhisper):
+    """Whisper base: English by a hair over Mandarin, and Mandarin words when asked for them."""
+
+    def detect_language(self, samples):
+        self.detected += 1
+        return "en", 0.39, [("en", 0.39), ("zh", 0.32), ("th", 0.12)]
+
+
+def test_english_by_a_hair_where_tiny_whisper_heard_no_word_is_read_in_the_next_guess():
+    """A synthetic Mandarin sentence, resampled by ffmpeg, was detected en 0.39, zh 0.32, and tiny.en
+    heard no English word in it: the recording is read in Mandarin, not kept as English with no
+    words (the face then never moved)."""
+    from talker_cli.artifacts import Speech
+    from talker_cli.asr import FasterWhisperAsr
+    from talker_cli.config import AsrConfig
+
+    asr = FasterWhisperAsr(AsrConfig())
+    asr.paths["multilingual"] = Path("whisper-base")
+    base = _CloseCall("你好 我是 会说话的 头像", 0.9)
+    asr.models = {"given": _SilentEnglish(), "multilingual": base}
+    transcript = asr.transcribe(Speech(np.zeros(3 * 16000, np.float32), 16000, "recording"))
+    assert transcript.language == "zh" and "头像" in transcript.text
+    assert base.languages == ["zh"]
