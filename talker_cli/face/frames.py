@@ -65,6 +65,7 @@ def basis_weights(track: BlendshapeTrack, frame: int, scale: MouthScale) -> np.n
 
 
 HEAD_RADIUS = 0.5  # from the neck's pivot to the face, in face widths: a turn of the head moves the face by this
+HEAD_EASE_S = 0.5  # seconds over which the head's motion comes in from the photo's own pose
 
 
 def head_offset(head_deg: np.ndarray) -> tuple[float, float, float]:
@@ -160,9 +161,14 @@ class FrameRenderer:
         return self.render(BlendshapeTrack(25, NAMES, weights), 0)
 
     def head_transform(self, track: BlendshapeTrack, index: int) -> np.ndarray:
-        """The head's motion in this frame as a 2 x 3 affine map of photo pixels: from the pose of the
-        first frame, which is the photo's (a video begins on the photo itself, not a degree off it)."""
-        angle, dx, dy = head_offset(track.head[index] - track.head[0]) if track.head is not None else (0.0, 0.0, 0.0)
+        """The head's motion in this frame as a 2 x 3 affine map of photo pixels. The video begins on the
+        photo itself, not a degree off it: the motion comes in over the first HEAD_EASE_S (drawn from
+        the first frame's pose instead, the head sat a degree or two to one side of the photo's for
+        the whole video, and the mouth read 0.2 less often closed on filmed speakers' clips)."""
+        if track.head is None:
+            return self.cv2.getRotationMatrix2D(tuple(map(float, self.pivot)), 0.0, 1.0)
+        ease = float(np.clip(index / max(HEAD_EASE_S * track.fps, 1.0), 0.0, 1.0))
+        angle, dx, dy = head_offset(track.head[index] * ease * ease * (3 - 2 * ease))
         forward = self.cv2.getRotationMatrix2D(tuple(map(float, self.pivot)), angle, 1.0)
         forward[:, 2] += (dx * self.face_width, dy * self.face_width)
         return forward
