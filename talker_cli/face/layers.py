@@ -17,6 +17,7 @@ below it goes with the lower lip; the gap that opens between them is the painter
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -186,11 +187,21 @@ def _invert(field: np.ndarray, px: np.ndarray, py: np.ndarray, origin: tuple[int
     qy = np.concatenate([grid(found[0][1]), grid(found[1][1])], axis=1).astype(np.float32)
     cx, cy = np.tile(px[::QUERY_STEP, ::QUERY_STEP], 2), np.tile(py[::QUERY_STEP, ::QUERY_STEP], 2)
     # Pixel (x, y) of the box is node (x, y) / QUERY_STEP of the coarse grid: each lip's offsets read there.
-    half = qx.shape[1] // 2
-    rows, cols = np.mgrid[0:px.shape[0], 0:px.shape[1]].astype(np.float32) / QUERY_STEP
-    offset = cv2.remap(np.dstack([qx - cx, qy - cy]), np.concatenate([np.minimum(cols, half - 1), cols + half], axis=1),
-                       np.tile(rows, 2), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return np.tile(px, 2) + offset[..., 0], np.tile(py, 2) + offset[..., 1]
+    offset = cv2.remap(np.dstack([qx - cx, qy - cy]), *_upsampling(px.shape, qx.shape[1] // 2), cv2.INTER_LINEAR,
+                       borderMode=cv2.BORDER_REPLICATE)
+    qx, qy = offset[..., 0], offset[..., 1]
+    width = px.shape[1]
+    for part in (slice(0, width), slice(width, 2 * width)):
+        qx[:, part] += px
+        qy[:, part] += py
+    return qx, qy
+
+
+@lru_cache(maxsize=8)
+def _upsampling(shape: tuple[int, int], half: int) -> tuple[np.ndarray, np.ndarray]:
+    """The maps that read a side-by-side coarse grid (QUERY_STEP) at every pixel of a box, both halves."""
+    rows, cols = np.mgrid[0:shape[0], 0:shape[1]].astype(np.float32) / QUERY_STEP
+    return np.concatenate([np.minimum(cols, half - 1), cols + half], axis=1), np.tile(rows, 2)
 
 
 def _at(plane: np.ndarray, qx: np.ndarray, qy: np.ndarray, origin: tuple[int, int], cv2) -> np.ndarray:
