@@ -4,10 +4,13 @@ field, and where they part there is a hole that the mouth's interior fills.
 
 A backward map (each output pixel takes the displacement found at its own place) drags the skin
 under the lower lip up into an opening and draws shelves and walls at its sides. Here each surface's
-forward map q -> q + d(q) is inverted per output pixel p by fixed-point steps, q = p - d(q), which
-converge where d is smooth, as each surface's field is; a pixel belongs to a surface when the point it
-comes from lies on that surface's side of the cut. Everything is a dense remap over a box around the
-mouth, so a frame costs a few small remaps, not a triangle rasterizer.
+forward map q -> q + d(q) is inverted for every output pixel p, as a mesh drawn forward would be: down
+each column exactly (the lower lip stretches into the chin many times over, where fixed-point and
+Newton steps never settle), across by a fixed-point step; a pixel belongs to a surface when the point
+it comes from lies on that surface's side of the cut. Everything is dense, over a box around the
+mouth: a frame costs one interpolation per lip and a few small remaps, not a triangle rasterizer.
+The renderer draws the lips this way only while they are parted wider than the photo's own; closing,
+its backward map stretches them together over whatever the photo showed between them.
 
 The photo's own interior (the shadow between closed lips, teeth between parted ones) lies between
 the two cuts. Where it shows teeth, the part above the jaw's split stays with the skull and the part
@@ -32,9 +35,8 @@ FAR = 1e4  # pixels: a signed distance that means "wholly on this side"
 class MouthLayers:
     """The two lips' fields and cuts over a box of the photo around the mouth (x0, y0, x1, y1)."""
     box: tuple[int, int, int, int]
-    # len(BASIS) x h x w x 2 per unit weight, on every FIELD_STEP-th pixel of the box: the motion (dx,
-    # dy, pixels). The fields vary over tens of pixels: a coarse grid holds them.
-    # Both lips side by side (upper, then lower: len(BASIS) x h x 2w x 2).
+    # Both lips' motion side by side (upper, then lower: len(BASIS) x h x 2w x 2, pixels per unit
+    # weight), on every FIELD_STEP-th pixel of the box: the fields vary over tens of pixels.
     fields: np.ndarray
     # Signed distances in pixels, positive towards the opening: below the upper cut, above the lower
     # cut. Beyond the mouth's corners no lips part: the two fields are the same there, the upper lip's
