@@ -1,8 +1,10 @@
-"""The inside of the mouth, painted between the deformed inner lips: a dark cavity shaded for depth,
-the upper teeth under the upper lip, the lower teeth rising from behind the lower lip as the jaw
-drops, and the tongue, its tip raised for T, D, N, L and between the teeth for TH. Colours and light
-come from the photo itself: its own teeth where it shows them, its lips, and the side its light
-falls from.
+"""The inside of the mouth, drawn where the lips part. Where the photo shows no teeth, filmed mouths'
+insides (face/interior.py) stretched into the drawn inner lips, in the photo's light, with the
+cavity and tongue opening between the rows past the widest filmed mouth and the tongue's tip between
+the teeth for TH. Under a photo's own teeth (kept by face/layers.py), a dark cavity shaded for depth,
+the lower teeth rising from behind the lower lip as the jaw drops, and the tongue. Colours and light
+come from the photo itself: its skin beside the mouth, its own teeth, its lips, and the side its
+light falls from.
 """
 
 from __future__ import annotations
