@@ -25,8 +25,15 @@ GRID_U, GRID_T = 48, 20  # samples across the mouth (corner to corner) and down 
 BANK_OPENINGS = tuple(float(x) for x in np.round(np.arange(0.04, 0.33, 0.02), 3))
 
 
-def _luminance(rgb: np.ndarray) -> np.ndarray:
+def luminance(rgb: np.ndarray) -> np.ndarray:
     return rgb @ np.array([0.299, 0.587, 0.114], dtype=np.float32)
+
+
+def colourfulness(rgb: np.ndarray) -> float:
+    """0 for a grey colour (a black-and-white photo's skin) to 1 for a coloured one: how much of a hue
+    the mouth's inside takes."""
+    chroma = float((rgb.max() - rgb.min()) / max(float(rgb.max()), 1.0))
+    return min(chroma / 0.3, 1.0)
 
 
 def sample(image: np.ndarray, points: np.ndarray) -> np.ndarray:
@@ -73,17 +80,17 @@ CAST = 0.7
 
 def _cast(rgb: np.ndarray) -> np.ndarray:
     """A colour over its own luminance: the light's cast (1, 1, 1 for grey)."""
-    return np.maximum(rgb, 1.0) / max(float(_luminance(np.maximum(rgb, 1.0))), 1.0)
+    return np.maximum(rgb, 1.0) / max(float(luminance(np.maximum(rgb, 1.0))), 1.0)
 
 
 def light_units(texture: np.ndarray, skin: np.ndarray) -> np.ndarray:
     """A filmed texture in units of its skin's luminance, with its skin's cast (to the power CAST) taken out."""
-    return texture / max(float(_luminance(skin)), 1.0) / _cast(skin) ** CAST
+    return texture / max(float(luminance(skin)), 1.0) / _cast(skin) ** CAST
 
 
 def in_light(units: np.ndarray, skin: np.ndarray) -> np.ndarray:
     """Texture units (light_units) in a photo's light: its skin's luminance and cast (to the power CAST)."""
-    return units * (float(_luminance(skin)) * _cast(skin) ** CAST)
+    return units * (float(luminance(skin)) * _cast(skin) ** CAST)
 
 
 @dataclass(frozen=True, eq=False)

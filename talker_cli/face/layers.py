@@ -38,15 +38,14 @@ class MouthLayers:
     # Both lips' motion side by side (upper, then lower: len(BASIS) x h x 2w x 2, pixels per unit
     # weight), on every FIELD_STEP-th pixel of the box: the fields vary over tens of pixels.
     fields: np.ndarray
-    # Signed distances in pixels, positive towards the opening: below the upper cut, above the lower
-    # cut. Beyond the mouth's corners no lips part: the two fields are the same there, the upper lip's
+    # Side by side, upper lip then lower (h x 2w x 2): each lip's cut as a signed distance in pixels,
+    # positive towards the opening (below the upper cut, above the lower), without the photo's dark
+    # between the lips; and how far that dark reaches (pixels): it joins the opening as the lips part
+    # (draw_lips' `parted`), and stays on the lips while they are nearly shut, so that they meet.
+    # Beyond the mouth's corners no lips part: the two fields are the same there, the upper lip's
     # layer ends at the lips' line and the lower one's covers it all (FAR: wholly on one side).
-    upper_cut: np.ndarray
-    lower_cut: np.ndarray
-    # Side by side (h x 2w x 2): each lip's cut without the photo's dark between the lips, and how far
-    # that dark reaches (pixels): it joins the opening as the lips part (draw_lips' `parted`), and
-    # stays on the lips while they are nearly shut, so that they meet.
     cuts: np.ndarray
+    upper_cut: np.ndarray  # the upper lip's cut alone (h x w): a photo's own teeth lie below it
     # Below the line where the jaw parts between the photo's inner lips (pixels, positive below):
     # a photo's own teeth above it stay with the skull, below it they go with the jaw.
     split: np.ndarray
@@ -119,7 +118,7 @@ def build_layers(frame: MouthFrame, landmarks: np.ndarray, image_size: tuple[int
     return MouthLayers(
         box=(int(x0), int(y0), int(x1), int(y1)),
         fields=np.ascontiguousarray(np.concatenate([coarse(stack(upper)), coarse(stack(lower))], axis=2)),
-        upper_cut=plane(upper_cut), lower_cut=plane(lower_cut),
+        upper_cut=plane(upper_cut),
         cuts=np.ascontiguousarray(np.concatenate([np.dstack([plane(upper_cut), plane(dark_up)]),
                                                   np.dstack([plane(lower_cut), plane(dark_low)])], axis=1)),
         split=plane(seam), photo_teeth=photo_teeth,

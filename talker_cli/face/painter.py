@@ -13,30 +13,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .interior import GRID_T, GRID_U, in_light, load_bank
+from .interior import GRID_T, GRID_U, colourfulness, in_light, load_bank, luminance, sample, skin_beside_mouth
 from .rig import LOWER_CUT, LOWER_INNER, UPPER_CUT, UPPER_INNER, FaceRig, MouthFrame
 
-# Sizes in eye-corner distances (the face's unit): an upper incisor shows up to about 9 mm below the
-# lip, a lower one about 5 mm, on a face whose outer eye corners are 90-100 mm apart. Each row takes
-# at most a share of the opening, so a mouth open for an ordinary vowel shows the dark cavity between
-# the rows, as filmed mouths do: inside the open mouths of 3 natural speakers 0.31-0.41 of the pixels
-# are dark (by opening), where rows filling 0.55 and 0.5 of the opening left 0.19-0.31, these shares
-# 0.27-0.37; bench/mouth.py read r 0.005 higher on both sets with the cavity shown.
-UPPER_TOOTH = 0.09
+# The lower row painted under a photo's own upper teeth, in eye-corner distances (the face's unit): a
+# lower incisor shows up to about 5 mm, on a face whose outer eye corners are 90-100 mm apart, and
+# takes at most a share of the opening, so the dark cavity shows above it, as filmed mouths do.
 LOWER_TOOTH = 0.05
-UPPER_SHARE = 0.45
 LOWER_SHARE = 0.4
-# How open the mouth must be before the lower teeth clear the lower lip: filmed speakers show their
-# lower incisors' edges in most wide open frames, beneath a dark gap under the upper row.
-LOWER_TEETH_FROM = 0.045
-IVORY = np.array([212, 204, 188], dtype=np.float32)  # the teeth's own colour, before the mouth's light
-# Filmed speakers' teeth (the brightest tenth inside an open mouth: 8 GRID clips, 3 natural ones) are
-# 0.70-1.11 as bright as the skin beside the mouth, 0.79 in the middle, and take its cast; the
-# darkest tenth of the inside, 0.06-0.5 of it. Teeth 1.05 as bright as the skin read brighter than
-# every filmed speaker's but one (the brightest tenth 0.88-0.97, a quarter to a third of the opening
-# brighter than 0.75 of the skin where filmed mouths have 0.05-0.26) and bluer: white bands.
-TEETH_LIGHT = 0.9  # of the skin's luminance, at the front teeth before their shading
-TEETH_CAST = 0.45  # how much of the skin's colour the teeth take
+# How open the mouth must be before the lower teeth clear the lower lip: under the photo's own upper
+# teeth, the whole opening is below the upper row, and the lower one shows soon.
+LOWER_TEETH_FROM = 0.0135
 # Between closed lips the photo's shadow is a line darker than the lips: as the lips part it would stay
 # on their edges as a dark rim around the teeth, so the interior covers it.
 SEAM_SHADE = 0.85  # of the lips' luminance
@@ -49,17 +36,6 @@ CORNER_FROM = 0.7  # of the way from the centre to a corner, where the shade beg
 TOOTH_EDGES = (0.0, 0.28, 0.5, 0.7)
 
 
-def _luminance(rgb: np.ndarray) -> np.ndarray:
-    return rgb @ np.array([0.299, 0.587, 0.114], dtype=np.float32)
-
-
-def _sample(image: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """The photo's colours at these points (those inside the image)."""
-    xy = np.round(points).astype(int)
-    inside = (xy[:, 0] >= 0) & (xy[:, 0] < image.shape[1]) & (xy[:, 1] >= 0) & (xy[:, 1] < image.shape[0])
-    return image[xy[inside, 1], xy[inside, 0]].astype(np.float32)
-
-
 # The cavity and the tongue, as shares of the lips' colour channel by channel: redder than the lips,
 # the cavity much darker. A photo without colour (a black-and-white print) gets them without the hue.
 CAVITY_TINT = np.array([0.34, 0.17, 0.18], np.float32)
@@ -68,9 +44,8 @@ TONGUE_TINT = np.array([1.05, 0.78, 0.8], np.float32)
 
 def _tint(rgb: np.ndarray, tint: np.ndarray) -> np.ndarray:
     """`tint`, with its hue in proportion to how coloured `rgb` (the lips, the skin) is: none for grey."""
-    chroma = float((rgb.max() - rgb.min()) / max(float(rgb.max()), 1.0))
-    grey = float(_luminance(tint))
-    return (grey + min(chroma / 0.3, 1.0) * (tint - grey)).astype(np.float32)
+    grey = float(luminance(tint))
+    return (grey + colourfulness(rgb) * (tint - grey)).astype(np.float32)
 
 
 # Where the jaw parts between the inner lips of a photo whose upper teeth fill its opening (a smile):
@@ -84,7 +59,7 @@ class PhotoMouth:
     """What the photo's own mouth shows, read once from its pixels."""
     shows_teeth: bool  # teeth between the inner lips (a smile): they are kept, not painted over
     open_gap_px: float  # the lips' opening at the centre when the mouth is open at rest (else 0)
-    teeth_rgb: np.ndarray  # the photo's teeth, or ivory in the photo's light
+    teeth_rgb: np.ndarray  # the photo's teeth (when it shows them: they light the lower row painted under them)
     skin_rgb: np.ndarray  # the skin beside the mouth: the light the mouth is in
     lip_rgb: np.ndarray
     light_slope: float  # how much brighter the image's right side of the mouth is than its left
@@ -99,29 +74,22 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
     ex, ey, unit = frame.ex, frame.ey, frame.eye_px
     # Between the inner lips, what is bright is teeth.
     upper, lower = marks[UPPER_INNER[2:-2]], marks[LOWER_INNER[2:-2]]
-    inside = np.concatenate([_sample(image, upper + f * (lower - upper)) for f in np.linspace(0.2, 0.8, 7)])
-    skin = np.concatenate([_sample(image, marks[[i]] + ey * d * unit) for i in (61, 291) for d in (0.08, 0.14)]
-                          + [_sample(image, marks[[152, 18]])])
-    skin_rgb = np.median(skin, axis=0) if len(skin) else np.array([190, 150, 130], np.float32)
-    skin_light = float(_luminance(skin_rgb))
+    inside = np.concatenate([sample(image, upper + f * (lower - upper)) for f in np.linspace(0.2, 0.8, 7)])
+    skin_rgb = skin_beside_mouth(image, marks, frame)
+    skin_light = float(luminance(skin_rgb))
     # Teeth: as bright as filmed teeth are beside the skin (0.70-1.11 of it), and pale, where lips and
     # tongue are red (an absolute floor of 110 missed a dim video's teeth, 0.94 of its skin at 86).
     chroma = (inside.max(axis=1) - inside.min(axis=1)) / np.maximum(inside.max(axis=1), 1.0) if len(inside) else np.zeros(0)
-    bright = inside[(_luminance(inside) > 0.7 * skin_light) & (chroma < TEETH_CHROMA)] if len(inside) else inside
+    bright = inside[(luminance(inside) > 0.7 * skin_light) & (chroma < TEETH_CHROMA)] if len(inside) else inside
     widest = float(np.max(np.linalg.norm(lower - upper, axis=1)))
     shows_teeth = widest > 0.02 * unit and len(bright) >= max(3, len(inside) // 5)
-    # Painted teeth take the photo's light and colour cast (a warm painting, a cold office), in the
-    # mouth's shade: as bright as the skin, as filmed teeth are.
-    ivory = _tint(skin_rgb, IVORY / float(_luminance(IVORY)))  # ivory's hue only in a photo with colour
-    tint = (1 - TEETH_CAST) * ivory + TEETH_CAST * skin_rgb / max(skin_light, 1.0)
-    painted = np.clip(tint / float(_luminance(tint)) * TEETH_LIGHT * skin_light, 0, 255)
 
-    sides = [_sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
-    left_light, right_light = (float(_luminance(x).mean()) if len(x) else skin_light for x in sides)
+    sides = [sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
+    left_light, right_light = (float(luminance(x).mean()) if len(x) else skin_light for x in sides)
 
-    lips = np.concatenate([_sample(image, marks[[0, 17]] + (marks[[13, 14]] - marks[[0, 17]]) * f)
+    lips = np.concatenate([sample(image, marks[[0, 17]] + (marks[[13, 14]] - marks[[0, 17]]) * f)
                            for f in (0.35, 0.5, 0.65)])
-    lip_light = float(_luminance(np.median(lips, axis=0))) if len(lips) else skin_light
+    lip_light = float(luminance(np.median(lips, axis=0))) if len(lips) else skin_light
 
     def dark_run(points: np.ndarray, direction: np.ndarray, below: float, reach: float) -> np.ndarray:
         """Pixels from each point along direction while the photo stays darker than `below` (at most
@@ -129,8 +97,8 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         steps = np.arange(1, max(int(reach * unit), 1) + 1)
         runs = []
         for point in points:
-            seen = _sample(image, point + steps[:, None] * direction)
-            dark = _luminance(seen) < below if len(seen) == len(steps) else np.zeros(0, bool)
+            seen = sample(image, point + steps[:, None] * direction)
+            dark = luminance(seen) < below if len(seen) == len(steps) else np.zeros(0, bool)
             runs.append(float(np.argmin(dark)) if len(dark) and not dark.all() else float(len(dark)))
         return np.array(runs, np.float32)
 
@@ -148,7 +116,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         dark_below=shadow(marks[LOWER_CUT].astype(np.float64), ey),
         shows_teeth=bool(shows_teeth),
         open_gap_px=frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0,
-        teeth_rgb=np.median(bright, axis=0) if shows_teeth else painted.astype(np.float32),
+        teeth_rgb=np.median(bright, axis=0) if shows_teeth else np.zeros(3, np.float32),
         skin_rgb=skin_rgb.astype(np.float32),
         lip_rgb=np.median(lips, axis=0) if len(lips) else np.array([170, 90, 90], np.float32),
         light_slope=float(np.clip((right_light - left_light) / max(left_light + right_light, 1.0), -0.4, 0.4)),
@@ -167,8 +135,7 @@ class MouthPainter:
         self.cavity_rgb = look.lip_rgb * _tint(look.lip_rgb, CAVITY_TINT)
         self.tongue_rgb = np.clip(look.lip_rgb * _tint(look.lip_rgb, TONGUE_TINT), 0, 255)
         self.bank = load_bank()
-        skin = look.skin_rgb
-        self.colour = min(float((skin.max() - skin.min()) / max(float(skin.max()), 1.0)) / 0.3, 1.0)
+        self.colour = colourfulness(look.skin_rgb)
 
     @property
     def photo_teeth(self) -> bool:
@@ -222,8 +189,7 @@ class MouthPainter:
         top = np.interp(xs[0], upper[:, 0], upper[:, 1]).astype(np.float32)[None, :]
         bottom = np.interp(xs[0], lower[:, 0], lower[:, 1]).astype(np.float32)[None, :]
         h = np.maximum(bottom - top, 0.5)
-        below_top = ys - top
-        t = np.clip(below_top / h, 0.0, 1.0)
+        t = np.clip((ys - top) / h, 0.0, 1.0)
 
         def soft(x: np.ndarray) -> np.ndarray:  # a one-pixel anti-aliased edge at x = 0
             return np.clip(x + 0.5, 0.0, 1.0)
@@ -243,7 +209,7 @@ class MouthPainter:
             tongue_shade = 0.55 + 0.45 * np.clip((ys - tongue_top) / (0.25 * h + 1), 0, 1) ** 0.5
             interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
         if not filmed:
-            interior = self._painted_rows(interior, u, h, xs, ys, below_top, lower, tongue)
+            interior = self._painted_rows(interior, u, h, xs, ys, lower)
         else:
             interior = self._filmed(upper, xs, ys, t, gap / unit, interior, tongue_shape if tongue > 0.2 else None)
         interior = interior * (1 + self.look.light_slope * np.clip(u, -1, 1))[..., None]
@@ -253,49 +219,33 @@ class MouthPainter:
         frame[lo[1]:hi[1], lo[0]:hi[0]] = (region + alpha * (interior - region)).round().clip(0, 255).astype(np.uint8)
 
     def _painted_rows(self, interior: np.ndarray, u: np.ndarray, h: np.ndarray, xs: np.ndarray, ys: np.ndarray,
-                      below_top: np.ndarray, lower: np.ndarray, tongue: float) -> np.ndarray:
-        """Rows of teeth painted over the cavity, in the light of the photo's own teeth: the lower row
-        under a photo's own upper teeth as the jaw drops."""
+                      lower: np.ndarray) -> np.ndarray:
+        """The lower row of teeth painted over the cavity under a photo's own upper teeth (kept by
+        face/layers.py) as the jaw drops, in the light of the photo's own teeth."""
         mouth_frame = self.rig.frame
         across, unit, half = mouth_frame.ey, mouth_frame.eye_px, mouth_frame.half_width_px
 
         def soft(x: np.ndarray) -> np.ndarray:  # a one-pixel anti-aliased edge at x = 0
             return np.clip(x + 0.5, 0.0, 1.0)
 
-        # The teeth: the upper row under the upper lip, the lower row only once the jaw has dropped,
-        # both curving back (shorter and darker) towards the corners.
-        upper_height = np.minimum(UPPER_SHARE * h, UPPER_TOOTH * unit) * (1 - 0.45 * u * u)
-        # Under a photo's own upper teeth the whole opening is below the upper row: the lower one
-        # shows sooner.
-        lower_from = LOWER_TEETH_FROM * (0.3 if self.photo_teeth else 1.0) * unit
         # The lower row is one arch on the jaw: its edge is a line set by the opening at the centre,
         # and the lower lip hides it where the lip rises above that line (towards the corners of a
-        # mouth dropped into a V), rather than a band that follows the lip up the mouth's sides.
+        # mouth dropped into a V), rather than a band that follows the lip up the mouth's sides. It
+        # curves back, darker, towards the corners.
         centre_column = int(np.argmin(np.abs(u[0])))
-        lower_height = float(np.clip((h[0, centre_column] - lower_from) * LOWER_SHARE, 0, LOWER_TOOTH * unit))
+        lower_height = float(np.clip((h[0, centre_column] - LOWER_TEETH_FROM * unit) * LOWER_SHARE, 0, LOWER_TOOTH * unit))
         v = (xs - mouth_frame.centre[0]) * across[0] + (ys - mouth_frame.centre[1]) * across[1]
         lower_centre = lower[np.argmin(np.abs((lower - mouth_frame.centre) @ mouth_frame.ex))]
         lower_edge = float((lower_centre - mouth_frame.centre) @ across) - lower_height * (1 - 0.5 * u * u)
-        if tongue > 0.2:  # TH: the tip lies between the teeth, over the upper row's edge
-            upper_height = upper_height * (1 - 0.5 * np.exp(-((u / 0.35) ** 2)))
         gaps = np.clip(sum(np.exp(-((np.abs(u) - e) * half / 0.45) ** 2) for e in TOOTH_EDGES), 0, 1)
         # Each tooth's edge is rounded at its corners: the row's edge dips between the teeth.
         notches = np.clip(sum(np.exp(-((np.abs(u) - e) * half / (0.007 * unit + 0.5)) ** 2) for e in TOOTH_EDGES), 0, 1)
-        upper_height = upper_height * (1 - 0.07 * notches)
         lower_edge = lower_edge + lower_height * 0.12 * notches
-        # A photo's own upper teeth stay above the split: only the lower row is painted under them.
-        # Towards the corners the teeth turn away into the cheeks' shadow.
-        front = 1 - np.clip((np.abs(u) - 0.7) / 0.3, 0, 1) ** 2
-        upper_teeth = 0.0 * soft(upper_height - below_top) * front  # the photo's own are kept
         lower_front = 1 - np.clip((np.abs(u) - 0.35) / 0.25, 0, 1) ** 2  # the lower arch is narrower
         lower_teeth = soft(v - lower_edge) * (lower_height > 0.5) * lower_front
         tooth_shade = (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 1.5) * (1 - 0.08 * gaps)
-        lip_shadow = 0.8 + 0.2 * np.clip(below_top / (0.35 * np.maximum(upper_height, 1)), 0, 1)
-        upper_rgb = self.look.teeth_rgb * (tooth_shade * lip_shadow)[..., None]
         lower_rgb = self.look.teeth_rgb * (0.88 * tooth_shade)[..., None]
-        interior = interior + lower_teeth[..., None] * (lower_rgb - interior)
-        interior = interior + upper_teeth[..., None] * (upper_rgb - interior)
-        return interior
+        return interior + lower_teeth[..., None] * (lower_rgb - interior)
 
     def _filmed(self, upper: np.ndarray, xs: np.ndarray, ys: np.ndarray, t: np.ndarray, opening: float,
                 deep: np.ndarray | None, tongue_shape: np.ndarray | None) -> np.ndarray:
@@ -314,7 +264,7 @@ class MouthPainter:
         map_t = (t_filmed * (GRID_T - 1)).astype(np.float32)
         texture = self.bank.texture(opening)
         # The filmed hue relative to the skin, as much as the photo has colour: none in a grey photo.
-        grey = _luminance(texture)[..., None]
+        grey = luminance(texture)[..., None]
         texture = grey + self.colour * (texture - grey)
         inside = cv2.remap(texture, map_u, map_t, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         inside = in_light(inside, self.look.skin_rgb)
