@@ -19,25 +19,15 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from mouth import read_frames  # noqa: E402  (the mouth benchmark's reader of filmed clips)
 
 from talker_cli.face.interior import (  # noqa: E402
     BANK_OPENINGS, interior_coordinates, skin_beside_mouth,
 )
 
 MIN_OPEN = 0.03  # eye distances: thinner openings show no inside worth keeping
-
-
-def read_frames(path: Path) -> list[np.ndarray]:
-    import cv2
-
-    capture = cv2.VideoCapture(str(path))
-    frames = []
-    while True:
-        ok, bgr = capture.read()
-        if not ok:
-            break
-        frames.append(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
-    return frames
 
 
 def candidates(path: Path) -> list[dict]:
@@ -47,7 +37,7 @@ def candidates(path: Path) -> list[dict]:
 
     found = []
     with mp.solutions.face_mesh.FaceMesh(static_image_mode=False, max_num_faces=1, refine_landmarks=True) as mesh:
-        for image in read_frames(path):
+        for image in read_frames(path)[0]:
             result = mesh.process(image).multi_face_landmarks
             if not result:
                 continue

@@ -30,6 +30,33 @@ def face_photo() -> Path:
     return SAMPLES / "face.png"
 
 
+def _renderer(path: Path):
+    from talker_cli.config import RenderConfig
+    from talker_cli.face.frames import FrameRenderer
+    from talker_cli.photo import load_photo
+
+    photo = load_photo(path, RenderConfig())
+    return photo, FrameRenderer(photo)
+
+
+@pytest.fixture(scope="module")
+def closed_lips():
+    """A real speaker's frame with the lips shut (GRID, tests/data/README.md), and its renderer."""
+    return _renderer(ROOT / "tests" / "data" / "grid-s1-bbaf3s-0.png")
+
+
+@pytest.fixture(scope="module")
+def open_at_rest():
+    """A real speaker's frame with the mouth open (GRID), and its renderer."""
+    return _renderer(ROOT / "tests" / "data" / "grid-s1-bbaf3s-30.png")
+
+
+@pytest.fixture(scope="module")
+def smiling(face_photo):
+    """The sample photo, a smile showing its teeth, and its renderer."""
+    return _renderer(face_photo)
+
+
 @pytest.fixture(scope="session")
 def speech_wav() -> Path:
     return SAMPLES / "speech.wav"

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from talker_cli.artifacts import BlendshapeTrack
 from talker_cli.config import RenderConfig
@@ -17,38 +16,14 @@ from talker_cli.face.blendshapes import INDEX, JAW_OPENING, NAMES, VISEME_POSES
 from talker_cli.face.frames import FrameRenderer, basis_weights
 from talker_cli.photo import load_photo
 
-DATA = Path(__file__).parent / "data"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))  # the blink sheet's wide-eyed photo
-
-
-def _ssim(a: np.ndarray, b: np.ndarray) -> float:
-    """SSIM of two grey images (7 x 7 Gaussian windows), as bench/appearance.py scores mouths."""
-    import cv2
-
-    a, b = a.astype(np.float64), b.astype(np.float64)
-    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
-    blur = lambda x: cv2.GaussianBlur(x, (7, 7), 1.5)  # noqa: E731
-    ma, mb = blur(a), blur(b)
-    va, vb, cov = blur(a * a) - ma * ma, blur(b * b) - mb * mb, blur(a * b) - ma * mb
-    return float((((2 * ma * mb + c1) * (2 * cov + c2)) / ((ma * ma + mb * mb + c1) * (va + vb + c2))).mean())
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))  # the appearance benchmark's SSIM
 
 
 def _jaw(opening: float, frames: int = 1) -> BlendshapeTrack:
     weights = np.zeros((frames, len(NAMES)), np.float32)
     weights[:, INDEX["jawOpen"]] = opening / JAW_OPENING
     return BlendshapeTrack(25, NAMES, weights)
-
-
-@pytest.fixture(scope="module")
-def closed_lips():
-    photo = load_photo(DATA / "grid-s1-bbaf3s-0.png", RenderConfig())
-    return photo, FrameRenderer(photo)
-
-
-@pytest.fixture(scope="module")
-def smiling(face_photo):
-    photo = load_photo(face_photo, RenderConfig())
-    return photo, FrameRenderer(photo)
 
 
 def _mouth_box(photo) -> tuple[slice, slice]:
@@ -77,6 +52,8 @@ def test_the_first_frame_is_the_photo_whatever_pose_the_heads_motion_starts_in(c
     rows, cols = _mouth_box(photo)
     grey = lambda image: image[rows, cols] @ np.array([0.299, 0.587, 0.114])  # noqa: E731
     first = renderer.render(track, 0)
+    from appearance import _ssim
+
     assert _ssim(grey(first), grey(photo.image_rgb)) >= 0.98
     assert np.abs(first.astype(int) - photo.image_rgb.astype(int)).max() == 0
     assert np.abs(renderer.render(track, 20).astype(int) - photo.image_rgb.astype(int)).mean() > 0.5  # and it moves

@@ -32,24 +32,6 @@ def pose(viseme: str) -> BlendshapeTrack:
     return BlendshapeTrack(25, NAMES, VISEME_POSES[viseme][None].copy())
 
 
-@pytest.fixture(scope="module")
-def closed_lips():
-    photo = load_photo(DATA / "grid-s1-bbaf3s-0.png", RenderConfig())
-    return photo, FrameRenderer(photo)
-
-
-@pytest.fixture(scope="module")
-def open_at_rest():
-    photo = load_photo(DATA / "grid-s1-bbaf3s-30.png", RenderConfig())
-    return photo, FrameRenderer(photo)
-
-
-@pytest.fixture(scope="module")
-def smiling(face_photo):
-    photo = load_photo(face_photo, RenderConfig())
-    return photo, FrameRenderer(photo)
-
-
 @pytest.mark.parametrize("viseme", ["aa", "E", "I", "kk"])
 def test_a_rendered_open_mouth_opens_as_far_as_the_track_asks(closed_lips, viseme):
     photo, renderer = closed_lips
