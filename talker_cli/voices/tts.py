@@ -72,9 +72,10 @@ def aligned_voice(model: Path) -> Path | None:
     talker's cache (patching it in memory on every load, 60 MB through onnx, cost 0.3 s of each TTS
     stage). None when the cache cannot take it: then Piper patches in memory as before."""
     from ..offline import cache_root, keep_in_cache
+    from ..stamps import verified
 
     target = cache_root() / "piper" / f"{model.stem}-{voice_fingerprint(model)}.onnx"
-    if target.is_file():
+    if target.is_file() and verified(target):
         return target
     try:
         import onnx
@@ -100,11 +101,14 @@ def _drop_stale_copies(kept: Path, stem: str) -> None:
     import re
     import time
 
+    from ..stamps import stamp_path
+
     pattern = re.compile(re.escape(stem) + r"-(?:[0-9a-f]{16}|\d+-\d+)\.onnx")
     for copy in kept.parent.iterdir():
         with contextlib.suppress(OSError):
             if copy != kept and pattern.fullmatch(copy.name) and time.time() - copy.stat().st_mtime > STALE_COPY_S:
                 copy.unlink()
+                stamp_path(copy).unlink(missing_ok=True)
 
 
 class PiperTts:
