@@ -67,6 +67,18 @@ def speech_text() -> str:
     return (SAMPLES / "speech.txt").read_text().strip()
 
 
+def mouth_box(photo) -> tuple[slice, slice]:
+    """The rows and columns around the photo's lips: 1.6 mouth widths across, 1.1 down (as
+    bench/appearance.py cuts them)."""
+    import numpy as np
+
+    lm = photo.landmarks_px
+    width = float(np.linalg.norm(lm[61] - lm[291]))
+    centre = lm[[61, 291, 13, 14]].mean(axis=0)
+    return (slice(int(centre[1] - 0.55 * width), int(centre[1] + 0.55 * width)),
+            slice(int(centre[0] - 0.8 * width), int(centre[0] + 0.8 * width)))
+
+
 def ffprobe(path: Path) -> dict:
     exe = shutil.which("ffprobe")
     assert exe, "ffprobe is needed by the tests: run scripts/system-deps.sh"

@@ -16,6 +16,8 @@ from talker_cli.face.blendshapes import INDEX, JAW_OPENING, NAMES, VISEME_POSES
 from talker_cli.face.frames import FrameRenderer, basis_weights
 from talker_cli.photo import load_photo
 
+from .conftest import mouth_box
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))  # the blink sheet's wide-eyed photo
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))  # the appearance benchmark's SSIM
 
@@ -24,14 +26,6 @@ def _jaw(opening: float, frames: int = 1) -> BlendshapeTrack:
     weights = np.zeros((frames, len(NAMES)), np.float32)
     weights[:, INDEX["jawOpen"]] = opening / JAW_OPENING
     return BlendshapeTrack(25, NAMES, weights)
-
-
-def _mouth_box(photo) -> tuple[slice, slice]:
-    lm = photo.landmarks_px
-    width = float(np.linalg.norm(lm[61] - lm[291]))
-    centre = lm[[61, 291, 13, 14]].mean(axis=0)
-    return (slice(int(centre[1] - 0.55 * width), int(centre[1] + 0.55 * width)),
-            slice(int(centre[0] - 0.8 * width), int(centre[0] + 0.8 * width)))
 
 
 def test_the_first_frame_is_the_photo_whatever_pose_the_heads_motion_starts_in(closed_lips):
@@ -49,7 +43,7 @@ def test_the_first_frame_is_the_photo_whatever_pose_the_heads_motion_starts_in(c
     expected = renderer.cv2.getRotationMatrix2D(tuple(map(float, renderer.pivot)), angle, 1.0)
     expected[:, 2] += (dx * renderer.face_width, dy * renderer.face_width)
     assert np.allclose(renderer.head_transform(track, 29), expected)  # the track's own pose, once eased in
-    rows, cols = _mouth_box(photo)
+    rows, cols = mouth_box(photo)
     grey = lambda image: image[rows, cols] @ np.array([0.299, 0.587, 0.114])  # noqa: E731
     first = renderer.render(track, 0)
     from appearance import _ssim
