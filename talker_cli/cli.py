@@ -30,10 +30,10 @@ log = logging.getLogger("talker")
 
 # Options several commands share.
 PRESET = typer.Option("cpu", "--preset", help="Preset name from presets/ or a .toml path.")
-ASR_MODEL = typer.Option(None, "--asr-model", help="ASR model: CTranslate2 Whisper folder, or openai-whisper .pt / name.")
-LLM_MODEL = typer.Option(None, "--llm-model", help="LLM: transformers folder, .gguf, or org/name in the Hugging Face cache.")
+ASR_MODEL = typer.Option(None, "--asr-model", readable=False, help="ASR model: CTranslate2 Whisper folder, or openai-whisper .pt / name.")
+LLM_MODEL = typer.Option(None, "--llm-model", readable=False, help="LLM: transformers folder, .gguf, or org/name in the Hugging Face cache.")
 TTS_MODEL = typer.Option(
-    None, "--tts-model", help="TTS model (piper: VOICE.onnx; coqui: a folder or tts_models/... in Coqui's cache).")
+    None, "--tts-model", readable=False, help="TTS model (piper: VOICE.onnx; coqui: a folder or tts_models/... in Coqui's cache).")
 MEM_RATIO = typer.Option(None, "--mem-ratio", help="The most of a card to reserve (0..1).")
 WAIT = typer.Option(0.0, "--wait", help="Seconds to wait for a GPU another talker job holds.")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr.")
@@ -47,8 +47,8 @@ BLINK_RATE = typer.Option(None, "--blink-rate", help="Blinks per minute, on aver
 MOUTH_SCALE = typer.Option(None, "--mouth-scale", help="Scale of the mouth's speech movement (1: as aligned).")
 # What a render and a lipsync job share: the speech, its language, the voice, the run.
 TEXT = typer.Option(None, "--text", help="Speak this text.")
-TEXT_FILE = typer.Option(None, "--text-file", help="Speak this UTF-8 file's text.")
-AUDIO = typer.Option(None, "--audio", help="Follow this recording (WAV, MP3, ...).")
+TEXT_FILE = typer.Option(None, "--text-file", readable=False, help="Speak this UTF-8 file's text.")
+AUDIO = typer.Option(None, "--audio", readable=False, help="Follow this recording (WAV, MP3, ...).")
 TRANSCRIPT = typer.Option(None, "--transcript", help="The recording's words, when known: aligned instead of what the ASR hears.")
 REPLY = typer.Option(False, "--reply", help="The LLM answers the text or transcript; the face says the answer.")
 LANGUAGE = typer.Option(None, "--language", help="The job's language tag (en, zh, es, zh-TW, ...); default: from the text's script or the recording.")
@@ -189,8 +189,8 @@ def _fail(error: Exception) -> None:
 
 @app.command()
 def render(
-    photo: Path = typer.Option(..., "--photo", help="Face photo (JPEG, PNG, ...)."),
-    output: Path = typer.Option(..., "--output", "-o", help="The MP4 to write; its folder must exist."),
+    photo: Path = typer.Option(..., "--photo", readable=False, help="Face photo (JPEG, PNG, ...)."),
+    output: Path = typer.Option(..., "--output", "-o", readable=False, help="The MP4 to write; its folder must exist."),
     text: Optional[str] = TEXT,
     text_file: Optional[Path] = TEXT_FILE,
     audio: Optional[Path] = AUDIO,
@@ -251,7 +251,7 @@ def _run_request(request, progress) -> dict:
 
 @app.command()
 def lipsync(
-    output: Path = typer.Option(..., "--output", "-o", help="Stem of the files to write (OUT.blendshapes.json, OUT.wav, ...); its folder must exist."),
+    output: Path = typer.Option(..., "--output", "-o", readable=False, help="Stem of the files to write (OUT.blendshapes.json, OUT.wav, ...); its folder must exist."),
     text: Optional[str] = TEXT,
     text_file: Optional[Path] = TEXT_FILE,
     audio: Optional[Path] = AUDIO,
@@ -329,8 +329,8 @@ def _print_check(verdict, devices) -> None:
 def check_gpu(
     preset: str = PRESET,
     text: Optional[str] = typer.Option(None, "--text", help="Plan for this text."),
-    text_file: Optional[Path] = typer.Option(None, "--text-file", help="Plan for this file's text."),
-    audio: Optional[Path] = typer.Option(None, "--audio", help="Plan for this recording's length."),
+    text_file: Optional[Path] = typer.Option(None, "--text-file", readable=False, help="Plan for this file's text."),
+    audio: Optional[Path] = typer.Option(None, "--audio", readable=False, help="Plan for this recording's length."),
     reply: bool = typer.Option(False, "--reply", help="Plan for an LLM reply too."),
     language: Optional[str] = LANGUAGE,
     mem_ratio: Optional[float] = MEM_RATIO,
@@ -372,13 +372,13 @@ def check_gpu(
 
 @app.command()
 def batch(
-    jobs_file: Path = typer.Argument(..., help="Jobs, one per line: .jsonl, or .csv with a header."),
-    out_dir: Path = typer.Option(..., "--out-dir", help="Folder for the outputs and batch.json (created if missing)."),
+    jobs_file: Path = typer.Argument(..., readable=False, help="Jobs, one per line: .jsonl, or .csv with a header."),
+    out_dir: Path = typer.Option(..., "--out-dir", readable=False, help="Folder for the outputs and batch.json (created if missing)."),
     preset: str = typer.Option("cpu", "--preset", help="Preset for jobs that name none."),
     force: bool = typer.Option(False, "--force", help="Redo jobs whose outputs are already complete."),
     wait: float = WAIT,
     allow: list[Path] = typer.Option([], "--allow", help="Another folder the batch file's paths may point into."),
-    metrics_file: Optional[Path] = typer.Option(None, "--metrics-file", help="Write Prometheus metrics here."),
+    metrics_file: Optional[Path] = typer.Option(None, "--metrics-file", readable=False, help="Write Prometheus metrics here."),
     ray_address: Optional[str] = typer.Option(None, "--ray", help="Run one Ray task per job: 'local', 'auto' or a cluster address."),
     json_out: bool = typer.Option(False, "--json", help="Print the batch summary as JSON on stdout."),
     quiet: bool = QUIET,

@@ -25,14 +25,19 @@ def _require_regular(mode: int, path: Path, what: str, error) -> None:
 
 
 def check_file(path: Path, what: str, error=InputError) -> None:
-    """Refuse a path that is not a regular file (links followed), saying what it is (error: the
-    class to raise)."""
+    """Refuse a path that is not a regular file this user can read (links followed), saying what it
+    is (error: the class to raise). It is opened, not asked about: permission bits say nothing of
+    ACLs, and root reads what they forbid."""
     try:
-        mode = os.stat(path).st_mode
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise error(f"{what} not found: {path}") from None
     except OSError as reason:
         raise error(f"cannot read {what} {path}: {reason.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
     _require_regular(mode, path, what, error)
 
 

@@ -78,6 +78,9 @@ class JobRequest:
         else:
             check_paths([(f"the {kind}", path) for kind, path in job.output_files().items()],
                         [self.photo, self.audio, self.text_file, preset_path(self.preset)])
+            for what, path in (("photo", self.photo), ("audio file", self.audio)):
+                if path is not None:  # read by stages later: refused now, before any stage runs
+                    check_file(path, what)
         if self.text_file is not None:
             job.text = read_text_file(self.text_file, config.input.max_chars)
         return job

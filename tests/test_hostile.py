@@ -573,6 +573,64 @@ def test_an_input_the_user_cannot_read_is_bad_input_saying_so(place, monkeypatch
     assert not any((place / "out").iterdir())
 
 
+def _as_a_user_who_cannot_read(folder: Path) -> list[str]:
+    """The command prefix that runs talker as a user file permissions apply to: nobody, when this
+    checkout is theirs to run; else root without the capabilities that read past permissions; no
+    prefix for a user who is not root."""
+    if os.getuid() != 0:
+        return []
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv (util-linux) is not installed")
+    for prefix in (["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"],
+                   ["setpriv", "--bounding-set", "-all", "--inh-caps", "-all"]):
+        probe = subprocess.run([*prefix, sys.executable, "-c", "import talker_cli, sys; open(sys.argv[1]).close()",
+                                str(folder / "face.png")], capture_output=True, cwd=folder)
+        if probe.returncode == 0:
+            return prefix
+    pytest.skip("talker cannot be run here as a user without root's reading rights")
+
+
+@pytest.mark.parametrize("kind", ["photo", "text file", "recording"])
+@pytest.mark.parametrize("command", ["render", "lipsync", "check-gpu"])
+def test_an_input_unreadable_to_the_user_running_talker_is_exit_3_before_any_stage(kind, command):
+    """As a user who cannot read it (mode 000), not as root, who reads anything: talker opens every
+    input itself before any stage, where the flag parser's own check said exit 2."""
+    import tempfile
+
+    place = Path(tempfile.mkdtemp(prefix="talker-unreadable-"))
+    try:
+        place.chmod(0o777)
+        for name in ("face.png", "speech.wav"):
+            shutil.copy(SAMPLES / name, place / name)
+        (place / "script.txt").write_text("Hello there.")
+        for path in place.iterdir():
+            path.chmod(0o644)
+        target = {"photo": place / "face.png", "text file": place / "script.txt", "recording": place / "speech.wav"}[kind]
+        target.chmod(0)
+        prefix = _as_a_user_who_cannot_read(place)
+        said = ["--audio", str(place / "speech.wav")] if kind == "recording" else ["--text-file", str(place / "script.txt")]
+        if command == "render":
+            args = ["render", "--photo", str(place / "face.png"), *said, "-o", str(place / "a.mp4")]
+        elif command == "lipsync":
+            args = ["lipsync", *said, "-o", str(place / "a")]
+        else:
+            args = ["check-gpu", *said]
+        if kind == "photo" and command != "render":
+            pytest.skip("only render takes a photo")
+        env = {**os.environ, "XDG_CACHE_HOME": str(place / "cache"), "HOME": str(place)}
+        result = subprocess.run([*prefix, sys.executable, "-m", "talker_cli", *args], cwd=place, capture_output=True,
+                                text=True, env=env, timeout=300)
+        assert result.returncode == 3, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("talker: error: cannot read") and str(target) in lines[0], lines
+        assert "Permission denied" in lines[0]
+        assert sorted(p.name for p in place.iterdir() if p.name != "cache") == ["face.png", "script.txt", "speech.wav"]
+    finally:
+        for path in place.iterdir():
+            path.chmod(0o644) if path.is_file() else None
+        shutil.rmtree(place, ignore_errors=True)
+
+
 @pytest.mark.parametrize("stage", ["PhotoStage", "InputStage", "TtsStage", "AlignmentStage", "VisemeStage",
                                    "ExportStage", "RenderStage", "manifest"])
 def test_a_disk_that_fills_at_any_stage_is_exit_5_and_leaves_no_output(place, monkeypatch, stage):
