@@ -111,6 +111,28 @@ def check_not_silent(samples: np.ndarray, path: Path, min_rms_dbfs: float = SILE
         )
 
 
+SOUNDTRACK_RATE = 48000
+
+
+def playable_soundtrack(path: Path, work_dir: Path) -> Path:
+    """The recording as the video's soundtrack: itself, unless it is float PCM holding samples that
+    are not numbers (a crashed recorder's WAV), which the AAC encoder refuses with a raw error: then
+    a copy with them silent, as the rest of the job took them."""
+    import re
+
+    probe = subprocess.run([ffmpeg_exe(), "-nostdin", "-hide_banner", *ffmpeg_input(path)], capture_output=True, check=False)
+    if not re.search(rb"Audio: pcm_f(32|64)", probe.stderr):
+        return path  # only float samples can be NaN or infinite
+    command = [ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", *ffmpeg_input(path), "-vn", "-ac", "1",
+               "-ar", str(SOUNDTRACK_RATE), "-f", "f32le", "-acodec", "pcm_f32le", "pipe:1"]
+    samples = np.frombuffer(subprocess.run(command, capture_output=True, check=False).stdout, dtype=np.float32)
+    if np.isfinite(samples).all():
+        return path
+    copy = work_dir / "soundtrack.wav"
+    write_wav(copy, np.where(np.isfinite(samples), samples, 0.0), SOUNDTRACK_RATE)
+    return copy
+
+
 def write_wav(path: Path, samples: np.ndarray, sample_rate: int) -> None:
     pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2")
     with wave.open(str(path), "wb") as out:

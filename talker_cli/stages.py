@@ -658,12 +658,12 @@ class RenderStage(Stage):
     def run(self, job: Job) -> dict[str, Any]:
         import time
 
-        from .audio_io import write_wav
+        from .audio_io import playable_soundtrack, write_wav
         from .face.frames import FrameRenderer
         from .face.video import write_mp4
 
         speech = job.artifacts.voice
-        soundtrack = speech.source_path
+        soundtrack = speech.source_path and playable_soundtrack(speech.source_path, job.run.work_dir)
         if soundtrack is None:
             soundtrack = job.run.work_dir / "speech.wav"
             write_wav(soundtrack, speech.samples, speech.sample_rate)

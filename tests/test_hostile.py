@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .conftest import ROOT, SAMPLES
+from .conftest import ROOT, SAMPLES, ffprobe, still_preset
 
 
 def digest(folder: Path) -> dict[str, str]:
@@ -472,6 +472,25 @@ def test_a_recording_with_a_few_broken_samples_is_heard_not_called_silent(tmp_pa
     soundfile.write(path, speech, rate, subtype="FLOAT")
     with pytest.raises(Exception, match="no samples that are numbers"):
         decode_audio(path, 16000)
+
+
+def test_a_recording_with_samples_that_are_not_numbers_makes_a_video_with_them_silent(place):
+    """The input stage took them as silence, the soundtrack kept them and the AAC encoder failed
+    (exit 6, raw ffmpeg text)."""
+    import soundfile
+
+    speech, rate = soundfile.read(SAMPLES / "speech.wav", dtype="float32")
+    speech[[100, 5000, 9000]] = np.nan
+    speech[[200, 7000]] = [np.inf, -np.inf]
+    soundfile.write(place / "broken.wav", speech, rate, subtype="FLOAT")
+    before = (place / "broken.wav").read_bytes()
+    result = talker(place, "render", "--photo", "face.png", "--audio", "broken.wav", "--language", "en",
+                    "--preset", str(still_preset(place)), "-o", "out/a.mp4", "-q")
+    assert result.returncode == 0, result.stderr
+    assert (place / "broken.wav").read_bytes() == before  # the input is not repaired in place
+    track = ffprobe(place / "out" / "a.mp4")
+    audio = [s for s in track["streams"] if s["codec_type"] == "audio"]
+    assert audio and abs(float(audio[0]["duration"]) - len(speech) / rate) < 0.1
 
 
 def test_a_planted_fifo_or_link_among_the_partial_files_neither_hangs_nor_redirects_a_run(place):
