@@ -212,6 +212,18 @@ def spoken_units(text: str) -> Counter[str]:
     return units
 
 
+# How many of spoken_units the voices say a second, pauses included (Piper's English 3.1 words, Kokoro's
+# Mandarin 3.2 characters; kana are morae, a Hangul block a syllable): the speech a text will make,
+# told before any voice is loaded.
+UNITS_PER_S = {"CJK": 3.2, "HIRAGANA": 7.0, "KATAKANA": 7.0, "HANGUL": 4.5}
+WORDS_PER_S = 3.1
+
+
+def speech_seconds(text: str) -> float:
+    """About how long the text takes to say."""
+    return sum(count / UNITS_PER_S.get(script, WORDS_PER_S) for script, count in spoken_units(text).items())
+
+
 def primary_language(tag: str) -> str:
     """A language tag's language, the code every engine takes: zh-TW -> zh."""
     return tag.split("-")[0].lower()

@@ -301,6 +301,19 @@ def check_script(text: str, max_chars: int, what: str) -> str:
     return text
 
 
+def check_speech_length(text: str, max_audio_s: float, what: str) -> None:
+    """A text is bounded by the speech it makes, as a recording is (input.max_audio_s), not only by its
+    characters: 20,000 characters of Chinese are over an hour of speech."""
+    from .language import speech_seconds
+
+    seconds = speech_seconds(text)
+    if seconds > max_audio_s:
+        raise InputError(
+            f"the {what} would make about {seconds / 60:.0f} min of speech, over this preset's limit of "
+            f"{max_audio_s:.0f} s (input.max_audio_s); shorten it, split it, or use a preset with a higher input.max_audio_s"
+        )
+
+
 class InputStage(Stage):
     name = "input"
     backend = "ffmpeg"

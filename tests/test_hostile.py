@@ -474,6 +474,38 @@ def test_a_recording_with_a_few_broken_samples_is_heard_not_called_silent(tmp_pa
         decode_audio(path, 16000)
 
 
+def test_a_text_whose_speech_would_run_past_the_recording_limit_is_refused_before_any_stage(place):
+    """5,000 characters of Chinese are under the character limit but about 26 minutes of speech, where
+    a recording over 15 is refused: it had been accepted and spoken for an hour and more."""
+    (place / "long.txt").write_text("今天天气很好我们一起去公园散步吧。" * 300)
+    result = talker(place, "lipsync", "--text-file", "long.txt", "-o", "out/a")
+    assert result.returncode == 3, result.stderr
+    line = result.stderr.strip()
+    assert line.startswith("talker: error: the text would make about 25 min of speech") and "input.max_audio_s" in line
+    assert not any((place / "out").iterdir())
+    (place / "more.toml").write_text("[input]\nmax_audio_s = 3600\n")
+    allowed = talker(place, "check-gpu", "--text-file", "long.txt", "--preset", str(place / "more.toml"))
+    assert allowed.returncode == 0, allowed.stderr
+    prompt = talker(place, "check-gpu", "--text-file", "long.txt", "--reply")  # a prompt is not spoken
+    assert prompt.returncode == 0, prompt.stderr
+
+
+def test_the_speech_a_text_makes_is_told_within_a_quarter_of_what_the_voices_say(place):
+    from talker_cli.language import speech_seconds
+
+    english = ("The quick brown fox jumps over the lazy dog. She had your dark suit in greasy wash water all "
+               "year. Don't ask me to carry an oily rag like that.")
+    chinese = "人工智能正在改变我们的工作和生活方式。今天天气很好，我们一起去公园散步吧。"
+    for text, language in ((english, "en"), (chinese, "zh")):
+        result = talker(place, "lipsync", "--text", text, "--language", language, "-o", f"out/{language}", "-q",
+                        "--json")
+        assert result.returncode == 0, result.stderr
+        import json
+
+        said = json.loads(result.stdout)["speech_s"]
+        assert 0.75 * said <= speech_seconds(text) <= 1.25 * said, (language, said, speech_seconds(text))
+
+
 def test_a_recording_with_samples_that_are_not_numbers_makes_a_video_with_them_silent(place):
     """The input stage took them as silence, the soundtrack kept them and the AAC encoder failed
     (exit 6, raw ffmpeg text)."""
