@@ -485,10 +485,12 @@ class LlmStage(ModelStage):
 
         check_reply_language(job.config.llm, job.language)  # a recording's language is known only now
         prompt = job.artifacts.script.text
-        reply = spoken_reply(self.engine.reply(prompt, job.language), job.language)
+        fitted = self.engine.fit(prompt, job.language)  # a prompt cut to fit is said on stderr and here
+        reply = spoken_reply(self.engine.reply(fitted.text, job.language, job.run.meter), job.language)
         job.artifacts.prompt = prompt
         job.artifacts.reply = reply_script(reply.text, job)
-        return {"reply_chars": len(reply.text)}
+        return {"reply_chars": len(reply.text), "prompt_tokens": fitted.tokens,
+                "prompt_sentences": fitted.sentences, "prompt_sentences_dropped": fitted.dropped}
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
         from .llms.models import model_identity

@@ -506,6 +506,25 @@ def test_the_speech_a_text_makes_is_told_within_a_quarter_of_what_the_voices_say
         assert 0.75 * said <= speech_seconds(text) <= 1.25 * said, (language, said, speech_seconds(text))
 
 
+@pytest.mark.slow
+def test_a_prompt_cut_to_fit_the_reply_model_is_said_and_the_model_reports_its_progress(place):
+    """A 20,000-character prompt sat in the LLM stage for minutes with no line; what was cut was said
+    only in a warning."""
+    import json
+
+    (place / "prompt.txt").write_text(" ".join(f"Sentence number {i} is here." for i in range(200)) + " Why is the sky blue?")
+    (place / "small.toml").write_text("[llm]\ncontext_tokens = 256\nmax_new_tokens = 12\n")
+    result = talker(place, "lipsync", "--text-file", "prompt.txt", "--reply", "--preset", str(place / "small.toml"),
+                    "-o", "out/a", "--json")
+    assert result.returncode == 0, result.stderr
+    llm = next(s for s in json.loads(result.stdout)["stages"] if s["name"] == "llm")["details"]
+    assert llm["prompt_sentences"] == 201 and llm["prompt_sentences_dropped"] > 150 and llm["prompt_tokens"] <= 256 - 12
+    said = result.stderr
+    assert f"its oldest {llm['prompt_sentences_dropped']} of 201 sentences were dropped" in said
+    assert f"read prompt: {llm['prompt_tokens']}/{llm['prompt_tokens']} tokens" in said
+    assert "write reply: " in said
+
+
 def test_a_recording_with_samples_that_are_not_numbers_makes_a_video_with_them_silent(place):
     """The input stage took them as silence, the soundtrack kept them and the AAC encoder failed
     (exit 6, raw ffmpeg text)."""

@@ -199,7 +199,8 @@ def test_the_chat_is_the_model_s_own_template_rendered_in_a_sandbox():
 def test_a_long_prompt_drops_its_oldest_sentences_first_whatever_counts_the_tokens():
     config = LlmConfig(context_tokens=40, max_new_tokens=10)
     kept = fit_prompt("One is here. Two is here. Three is here. Four?", len, config)
-    assert kept == "Three is here. Four?"  # within 30 characters, the newest sentences
+    assert kept.text == "Three is here. Four?"  # within 30 characters, the newest sentences
+    assert (kept.sentences, kept.dropped, kept.tokens) == (4, 2, len(kept.text))
     with pytest.raises(Exception, match="the last sentence alone"):
         fit_prompt("x" * 31, len, config)
 

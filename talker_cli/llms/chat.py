@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..config import LlmConfig
 from ..errors import InputError
@@ -21,7 +22,16 @@ def system_prompt(config: LlmConfig, language: str) -> str:
     return config.system_prompt + extra
 
 
-def fit_prompt(prompt: str, tokens_of: Callable[[str], int], config: LlmConfig) -> str:
+@dataclass(frozen=True)
+class FittedPrompt:
+    """The prompt as the model reads it, and what was cut to fit its context (the manifest says it)."""
+    text: str
+    tokens: int  # of the whole chat, the system prompt included
+    sentences: int  # in the prompt as written
+    dropped: int  # the oldest of them, cut
+
+
+def fit_prompt(prompt: str, tokens_of: Callable[[str], int], config: LlmConfig) -> FittedPrompt:
     """The prompt cut so that the whole chat (tokens_of counts it) leaves room for the reply within
     llm.context_tokens: the oldest sentences (the earliest turns of what was said) drop first; the
     system prompt and the last sentence stay."""
@@ -36,7 +46,7 @@ def fit_prompt(prompt: str, tokens_of: Callable[[str], int], config: LlmConfig) 
             if len(turns) < total:
                 log.warning("the LLM prompt was over %d tokens: its oldest %d of %d sentences were dropped",
                             config.context_tokens, total - len(turns), total)
-            return text
+            return FittedPrompt(text, count, total, total - len(turns))
         if len(turns) == 1:
             raise InputError(
                 f"the last sentence alone is {count} tokens with the system prompt, over "

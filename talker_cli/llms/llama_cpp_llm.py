@@ -19,7 +19,8 @@ import numpy as np
 from ..config import LlmConfig
 from ..errors import ModelMissingError, StageError, UsageError
 from .models import model_file, split_parts_of
-from .chat import fit_prompt, system_prompt
+from ..progress import Meter, no_meter
+from .chat import FittedPrompt, fit_prompt, system_prompt
 from .models import resolve_llm_path
 
 RUNTIME_FIX = "pip install ik-llama-cpp-python==0.1.5"
@@ -110,12 +111,15 @@ class LlamaCppLlm:
                     {"role": "user", "content": text}]
         return self.model.tokenize(render_chat(self.template, messages), add_bos=False, special=True)
 
-    def reply(self, prompt: str, language: str = "en") -> str:
+    def fit(self, prompt: str, language: str = "en") -> FittedPrompt:
+        """The prompt cut to llm.context_tokens with room for the reply (fit_prompt)."""
+        return fit_prompt(prompt, lambda t: len(self._tokens(t, language)), self.config)
+
+    def reply(self, prompt: str, language: str = "en", meter: Meter = no_meter) -> str:
         from ik_llama_cpp import _ctypes_api as C
         from ik_llama_cpp._internals import make_batch_range, make_batch_single
 
-        text = fit_prompt(prompt, lambda t: len(self._tokens(t, language)), self.config)
-        tokens = self._tokens(text, language)
+        tokens = self._tokens(self.fit(prompt, language).text, language)
         context = self.context
         context.kv_cache_clear()
         step = context._n_ubatch
@@ -126,8 +130,10 @@ class LlamaCppLlm:
             C.llama_batch_free(batch)
             if failed:
                 raise StageError(f"llama.cpp could not read the prompt (code {failed})")
+            meter("read prompt", min(start + step, len(tokens)), len(tokens), "tokens")
         seen, answer = np.array(tokens, dtype=np.int64), []
         for position in range(len(tokens), len(tokens) + self.config.max_new_tokens):
+            meter("write reply", len(answer), self.config.max_new_tokens, "tokens at most")
             logits = np.ctypeslib.as_array(context.get_logits(-1), shape=(self.model.n_vocab,))
             token = int(np.argmax(penalized(logits, np.unique(seen), self.config.repetition_penalty)))
             if C.llama_token_is_eog(self.model.model, token):
@@ -139,6 +145,7 @@ class LlamaCppLlm:
             C.llama_batch_free(batch)
             if failed:
                 break
+        meter("write reply", len(answer), len(answer), "tokens")
         return self._text_of(answer).strip()
 
     def _text_of(self, tokens: list[int]) -> str:

@@ -19,6 +19,8 @@ from typing import Protocol
 from ..artifacts import Script
 from ..config import LlmConfig
 from ..errors import InputError, ModelMissingError, StageError, UsageError
+from ..progress import Meter, no_meter
+from .chat import FittedPrompt
 from .models import MULTILINGUAL_FIX, multilingual_default, resolve_llm_path, smollm2_gguf
 
 log = logging.getLogger("talker")
@@ -32,7 +34,9 @@ class LlmBackend(Protocol):
 
     def load(self) -> None: ...
 
-    def reply(self, prompt: str, language: str = "en") -> str: ...
+    def fit(self, prompt: str, language: str = "en") -> FittedPrompt: ...  # cut to the context
+
+    def reply(self, prompt: str, language: str = "en", meter: Meter = no_meter) -> str: ...
 
     def unload(self) -> None: ...
 

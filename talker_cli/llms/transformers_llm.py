@@ -13,7 +13,8 @@ from ..config import LlmConfig
 from ..errors import ModelMissingError, UsageError
 from ..offline import cache_root
 from ..stamps import sha256_of, stamp, verified
-from .chat import fit_prompt, system_prompt
+from ..progress import Meter, no_meter
+from .chat import FittedPrompt, fit_prompt, system_prompt
 from .models import model_file, resolve_llm_path, split_parts_of
 
 log = logging.getLogger("talker")
@@ -22,6 +23,24 @@ log = logging.getLogger("talker")
 def _dequantized_dir(gguf: Path) -> Path:
     stat = gguf.stat()
     return cache_root() / "llm" / f"{gguf.stem}-{stat.st_size}"
+
+
+class _Counted:
+    """A generate() streamer that only counts: its first put() is the prompt, read; each later one a
+    token written."""
+
+    def __init__(self, prompt_read, written):
+        self.prompt_read, self.written, self.count = prompt_read, written, -1
+
+    def put(self, value) -> None:
+        self.count += 1
+        if self.count:
+            self.written(self.count)
+        else:
+            self.prompt_read()
+
+    def end(self) -> None:
+        pass
 
 
 def _weights_whole(folder: Path) -> bool:
@@ -139,24 +158,32 @@ class TransformersLlm:
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
                                                   return_dict=True)
 
-    def fit_context(self, prompt: str, language: str = "en"):
-        """The chat's inputs, the prompt cut to llm.context_tokens with room for the reply (fit_prompt)."""
-        text = fit_prompt(prompt, lambda t: self._encode(t, language)["input_ids"].shape[1], self.config)
-        return self._encode(text, language)
+    def fit(self, prompt: str, language: str = "en") -> FittedPrompt:
+        """The prompt cut to llm.context_tokens with room for the reply (fit_prompt)."""
+        return fit_prompt(prompt, lambda t: self._encode(t, language)["input_ids"].shape[1], self.config)
 
-    def reply(self, prompt: str, language: str = "en") -> str:
+    def fit_context(self, prompt: str, language: str = "en"):
+        """The chat's inputs, the prompt cut to fit (fit)."""
+        return self._encode(self.fit(prompt, language).text, language)
+
+    def reply(self, prompt: str, language: str = "en", meter: Meter = no_meter) -> str:
         """The model's answer, asked for in the job's language."""
         import torch
 
         inputs = self.fit_context(prompt, language)
         inputs = {k: v.to(self.model.device) for k, v in inputs.items()}
+        prompt_tokens = int(inputs["input_ids"].shape[1])
+        meter("read prompt", 0, prompt_tokens, "tokens")
+        written = _Counted(lambda: meter("read prompt", prompt_tokens, prompt_tokens, "tokens"),
+                           lambda n: meter("write reply", n, self.config.max_new_tokens, "tokens at most"))
         with torch.inference_mode():
             output = self.model.generate(
                 **inputs, max_new_tokens=self.config.max_new_tokens, do_sample=False,
                 repetition_penalty=self.config.repetition_penalty,
-                pad_token_id=self.tokenizer.eos_token_id,
+                pad_token_id=self.tokenizer.eos_token_id, streamer=written,
             )
         new_tokens = output[0, inputs["input_ids"].shape[1]:]
+        meter("write reply", len(new_tokens), len(new_tokens), "tokens")
         return self.tokenizer.decode(new_tokens, skip_special_tokens=True).strip()
 
     def unload(self) -> None:
