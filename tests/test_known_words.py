@@ -109,3 +109,12 @@ def test_the_work_cache_keeps_what_was_heard_not_the_words_given(tmp_path, speec
     assert asr["details"]["cached"] and "morning" in said.lower() and "evening" not in said.lower()
     result, _ = lipsync("other", "--transcript", "word " * 300)
     assert result.exit_code == 3 and "--transcript does not match the recording" in result.stderr
+
+
+def test_a_known_word_never_starts_before_the_one_before_it_ends():
+    """The ASR's words may overlap (its timings are estimates): the given words keep their order in time."""
+    heard = (Word("hello", 0.10, 0.62), Word("there", 0.50, 1.00), Word("friend", 0.95, 1.40))
+    words = timed_given_words("hello there friend", heard)
+    assert [w.text for w in words] == ["hello", "there", "friend"]
+    assert all(later.start_s >= earlier.end_s for earlier, later in zip(words, words[1:])), words
+    assert words[1].end_s == 1.00 and words[2].end_s == 1.40  # only the starts move

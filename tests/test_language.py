@@ -901,6 +901,8 @@ def test_a_missing_or_damaged_mandarin_voice_is_an_error_naming_the_fix(tmp_path
     ("第2天", "di4 er4 tian1"),
     ("会议定在2026年12月4日举行", "hui4 yi4 ding4 zai4 er4 ling2 er4 liu4 nian2 shi2 er4 yue4 si4 ri4 ju3 xing2"),
     ("今年增长了15%", "jin1 nian2 zeng1 zhang3 le5 bai3 fen1 zhi1 shi2 wu3"),
+    ("声调高低不同", "sheng1 diao4 gao1 di1 bu4 tong2"),  # 调 after 声 is the tone (diào), even before 高
+    ("会议7:05开始", "hui4 yi4 qi1 dian3 ling2 wu3 fen1 kai1 shi3"),  # five past: 零五分, not 五分
 ])
 def test_mandarin_polyphones_numbers_and_times_are_read_in_context(text, reading):
     from talker_cli.voices.mandarin import to_pinyin
@@ -1067,3 +1069,33 @@ def test_english_by_a_hair_where_tiny_whisper_heard_no_word_is_read_in_the_next_
     transcript = asr.transcribe(Speech(np.zeros(3 * 16000, np.float32), 16000, "recording"))
     assert transcript.language == "zh" and "头像" in transcript.text
     assert base.languages == ["zh"]
+
+
+def test_kokoro_is_given_the_digits_of_a_mandarin_text_as_they_are_said():
+    """What the voice is given, not only that it made a sound: its phonemes for 3 are those of 三."""
+    from talker_cli.voices import kokoro_tts
+
+    if not kokoro_tts.installed():
+        pytest.skip("Kokoro is not installed")
+    g2p = kokoro_tts.mandarin_g2p()
+    assert g2p("我有3个苹果，7:05出发") == g2p("我有三个苹果，七点零五分出发")
+
+
+def test_kokoro_takes_a_voice_name_only_from_its_own_settings():
+    """tts.voice names another backend's model (a Piper .onnx, a Coqui folder) unless the backend is
+    Kokoro; only --speaker or Kokoro's own tts.voice choose among Kokoro's voices."""
+    from talker_cli.config import TtsConfig
+    from talker_cli.voices.kokoro_tts import DEFAULT_VOICES, KokoroTts
+
+    assert KokoroTts(TtsConfig(backend="piper", voice="/voices/en_US-amy-medium.onnx"), "zh").voice == DEFAULT_VOICES["zh"]
+    assert KokoroTts(TtsConfig(backend="auto", voice="tts_models/en/ljspeech"), "ja").voice == DEFAULT_VOICES["ja"]
+    assert KokoroTts(TtsConfig(backend="kokoro", voice="zf_xiaoyi"), "zh").voice == "zf_xiaoyi"
+    assert KokoroTts(TtsConfig(backend="piper", speaker_name="zm_yunjian"), "zh").voice == "zm_yunjian"
+
+
+def test_a_long_kokoro_piece_without_punctuation_is_cut_until_every_piece_fits():
+    from talker_cli.voices.kokoro_tts import chunks
+
+    unbroken = "βataɕi" * 100  # 600 symbols, no punctuation, no space
+    pieces = chunks(unbroken, limit=100)
+    assert all(len(p) <= 100 for p in pieces) and "".join(pieces) == unbroken and len(pieces) == 6

@@ -383,3 +383,51 @@ def test_the_track_only_benchmark_scores_the_current_track_through_the_drawn_run
     monkeypatch.setattr(mouth_track, "track_curve", lambda *args: 0.5 * halved(*args))
     mouth_track.main()
     assert json.loads(capsys.readouterr().out)["clips"][0]["range_ratio"] == pytest.approx(0.5, abs=1e-6)
+
+
+def _posed(viseme: str, **weights: float) -> BlendshapeTrack:
+    track = pose(viseme)
+    for name, value in weights.items():
+        track.weights[0, INDEX[name]] = value
+    return track
+
+
+def test_th_draws_the_tongue_between_the_teeth(closed_lips):
+    photo, renderer = closed_lips
+    with_tongue = renderer.render(_posed("TH"), 0).astype(float)
+    without = renderer.render(_posed("TH", tongueOut=0.0), 0).astype(float)
+    changed = np.abs(with_tongue - without).sum(axis=-1) > 6
+    assert changed.sum() >= 15  # a tongue's tip between lips nearly shut: a few dozen pixels
+    redness = lambda image: float((image[changed, 0] - image[changed, 1]).mean())  # noqa: E731
+    assert redness(with_tongue) > redness(without) + 5
+
+
+def test_the_mouths_inside_is_lit_from_the_side_the_photo_is_lit_from(closed_lips):
+    from dataclasses import replace
+
+    photo, renderer = closed_lips
+    look = renderer.painter.look
+    centre_x = renderer.rig.frame.centre[0]
+    try:
+        renderer.painter.look = replace(look, light_slope=0.0)
+        even = renderer.render(pose("aa"), 0).astype(float).sum(axis=-1)
+        for slope, brighter in ((0.3, "right"), (-0.3, "left")):
+            renderer.painter.look = replace(look, light_slope=slope)
+            change = renderer.render(pose("aa"), 0).astype(float).sum(axis=-1) - even
+            ys, xs = np.nonzero(np.abs(change) > 3)
+            right, left = change[ys, xs][xs > centre_x].mean(), change[ys, xs][xs < centre_x].mean()
+            assert (right > 5 > -5 > left) if brighter == "right" else (left > 5 > -5 > right), (slope, left, right)
+    finally:
+        renderer.painter.look = look
+
+
+def test_a_photo_lit_from_its_right_reads_as_lit_from_its_right(closed_lips):
+    from talker_cli.face.painter import read_mouth
+    from talker_cli.face.rig import mouth_frame
+
+    photo, _ = closed_lips
+    frame = mouth_frame(photo.landmarks_px)
+    ramp = np.linspace(0.75, 1.25, photo.image_rgb.shape[1])[None, :, None]  # brighter to the image's right
+    slope = lambda light: read_mouth(np.clip(photo.image_rgb * light, 0, 255).astype(np.uint8),  # noqa: E731
+                                     photo.landmarks_px, frame).light_slope
+    assert slope(ramp) > slope(np.ones(1)) + 0.02 > slope(ramp[:, ::-1]) + 0.04
