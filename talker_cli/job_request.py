@@ -59,7 +59,7 @@ class JobRequest:
         from .config import load_config, preset_path
         from .input_files import check_file
         from .outputs import check_paths
-        from .stages import Job, RunContext, check_speech_length, read_text_file
+        from .stages import Job, RunContext, read_text_file
         from .work_cache import WorkCache
 
         given = sum(s is not None for s in (self.text, self.text_file, self.audio))
@@ -78,11 +78,6 @@ class JobRequest:
         else:
             check_paths([(f"the {kind}", path) for kind, path in job.output_files().items()],
                         [self.photo, self.audio, self.text_file, preset_path(self.preset)])
-            for what, path in (("photo", self.photo), ("audio file", self.audio)):
-                if path is not None:  # read by stages later: refused now, before any stage runs
-                    check_file(path, what)
         if self.text_file is not None:
             job.text = read_text_file(self.text_file, config.input.max_chars)
-        if job.text is not None and not self.reply:  # a prompt is not spoken: the reply is bounded by its tokens
-            check_speech_length(job.text, config.input.max_audio_s, "text")
         return job

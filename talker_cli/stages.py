@@ -199,7 +199,20 @@ def check_job(job: Job):
     check_text_language(job)  # a text's voice, of its language (and its --speaker), located there
     if job.text is None:  # a reply to a recording: its language is heard later
         locate_models(job.config, stages & {"tts"}, job.language or "en")
+    check_inputs(job)
     return size
+
+
+def check_inputs(job: Job) -> None:
+    """The inputs the stages will read, after the settings are known good: a photo or a recording this
+    user cannot read, and a text whose speech would run past the recording limit, are refused now."""
+    from .input_files import check_file
+
+    for what, path in (("photo", job.photo), ("audio file", job.audio)):
+        if path is not None:
+            check_file(path, what)
+    if job.text is not None and not job.reply:  # a prompt is not spoken: its reply is bounded by its tokens
+        check_speech_length(job.text, job.config.input.max_audio_s, "text")
 
 
 def check_text_language(job: Job) -> None:

@@ -240,9 +240,9 @@ def test_a_batch_speaks_each_job_in_its_own_language(tmp_path, face_photo):
         assert {s["name"]: s for s in manifest["stages"]}["tts"]["backend"] == voice
 
 
-def test_a_reply_in_a_language_the_bundled_llm_lacks_is_refused_before_any_stage(tmp_path, monkeypatch, face_photo):
+def test_a_reply_in_a_language_the_bundled_llm_lacks_is_refused_before_any_stage(tmp_path, monkeypatch):
     monkeypatch.setattr("talker_cli.llms.llm.multilingual_default", lambda: False)  # SmolLM2 only
-    result = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", "天空为什么是蓝色的？",
+    result = runner.invoke(app, ["render", "--photo", str(tmp_path / "missing.png"), "--text", "天空为什么是蓝色的？",
                                  "--reply", "-o", str(tmp_path / "r.mp4")])
     assert result.exit_code == 2 and "answers only in English" in result.stderr and "--llm-model" in result.stderr
 

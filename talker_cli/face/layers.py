@@ -29,6 +29,7 @@ from .rig import BASIS, LEFT_CORNER, LOWER_CUT, RIGHT_CORNER, UPPER_CUT, MouthFr
 FIELD_STEP = 2
 QUERY_STEP = 3  # each lip's inverse map is found on every third pixel, the offsets interpolated between
 FAR = 1e4  # pixels: a signed distance that means "wholly on this side"
+LIFT_REACH = 0.15  # of the box's height: how far above its photo place the upper lip may bare the teeth
 
 
 @dataclass(frozen=True, eq=False)
@@ -228,10 +229,13 @@ def draw_lips(layers: MouthLayers, image: np.ndarray, weights: np.ndarray, px: n
     both = cv2.remap(image, qx, qy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
     upper_rgb, lower_rgb = np.ascontiguousarray(both[:, :width]), np.ascontiguousarray(both[:, width:])
     if layers.photo_teeth:
-        # The photo's teeth above the split stay with the skull: the photo where it was.
-        teeth = ((_at(layers.upper_cut, px, py, origin, cv2) > -0.5) & (_at(layers.split, px, py, origin, cv2) < 0))
+        # The photo's teeth above the split stay with the skull: the photo where it was. Where the upper
+        # lip rises off them, the teeth go on up under it (their top row, drawn on), not a dark rim.
+        below_cut = _at(layers.upper_cut, px, py, origin, cv2)
+        on_teeth = py + np.clip(0.5 - below_cut, 0.0, LIFT_REACH * (layers.box[3] - layers.box[1]))
+        teeth = (_at(layers.upper_cut, px, on_teeth, origin, cv2) > -0.5) & (_at(layers.split, px, on_teeth, origin, cv2) < 0)
         hole = (1 - upper_cover) * (1 - lower_cover) * (1 - teeth.astype(np.float32))
-        inside = cv2.remap(image, px, py, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        inside = cv2.remap(image, px, on_teeth, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
     else:
         hole = (1 - upper_cover) * (1 - lower_cover)
         inside = None

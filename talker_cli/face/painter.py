@@ -49,8 +49,25 @@ def _tint(rgb: np.ndarray, tint: np.ndarray) -> np.ndarray:
 
 
 # Where the jaw parts between the inner lips of a photo whose upper teeth fill its opening (a smile):
-# near the lower lip, so the upper teeth stay with the skull as the jaw drops.
+# near the lower lip, so the upper teeth stay with the skull as the jaw drops. A photo that shows both
+# rows parts at the dark line between them (teeth_split).
 TEETH_SPLIT = 0.85
+SEAM_DEPTH = 0.8  # the line between the rows is darker than this share of the teeth on either side
+
+
+def teeth_split(image: np.ndarray, marks: np.ndarray) -> float:
+    """Where the jaw parts between the inner lips (0 at the upper, 1 at the lower): at the dark line
+    between the upper and the lower teeth where the photo shows both, else TEETH_SPLIT."""
+    upper, lower = marks[UPPER_INNER[2:-2]], marks[LOWER_INNER[2:-2]]
+    ts = np.linspace(0.05, 0.95, 19)
+    profile = np.array([float(luminance(found).mean()) if len(found := sample(image, upper + t * (lower - upper))) else 0.0
+                        for t in ts])
+    window = np.flatnonzero((ts >= 0.3) & (ts <= 0.9))
+    darkest = window[profile[window] <= profile[window].min() + 0.05 * np.ptp(profile)]
+    k = int(np.median(darkest))  # the middle of the line, as thick as it is
+    if profile[:k].max(initial=0.0) * SEAM_DEPTH > profile[k] < profile[k + 1:].max(initial=0.0) * SEAM_DEPTH:
+        return float(ts[k])
+    return TEETH_SPLIT
 TEETH_CHROMA = 0.4  # teeth are pale: (max - min) / max of their colour under this, lips and tongue over it
 
 
@@ -58,6 +75,7 @@ TEETH_CHROMA = 0.4  # teeth are pale: (max - min) / max of their colour under th
 class PhotoMouth:
     """What the photo's own mouth shows, read once from its pixels."""
     shows_teeth: bool  # teeth between the inner lips (a smile): they are kept, not painted over
+    split: float  # where the jaw parts between the inner lips (teeth_split; 0.5 without teeth)
     open_gap_px: float  # the lips' opening at the centre when the mouth is open at rest (else 0)
     teeth_rgb: np.ndarray  # the photo's teeth (when it shows them: they light the lower row painted under them)
     skin_rgb: np.ndarray  # the skin beside the mouth: the light the mouth is in
@@ -115,12 +133,22 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         dark_above=shadow(marks[UPPER_CUT].astype(np.float64), -ey),
         dark_below=shadow(marks[LOWER_CUT].astype(np.float64), ey),
         shows_teeth=bool(shows_teeth),
+        split=teeth_split(image, marks) if shows_teeth else 0.5,
         open_gap_px=frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0,
         teeth_rgb=np.median(bright, axis=0) if shows_teeth else np.zeros(3, np.float32),
         skin_rgb=skin_rgb.astype(np.float32),
         lip_rgb=np.median(lips, axis=0) if len(lips) else np.array([170, 90, 90], np.float32),
         light_slope=float(np.clip((right_light - left_light) / max(left_light + right_light, 1.0), -0.4, 0.4)),
     )
+
+
+def _down_the_gap(mouth: np.ndarray, edge: float = 0.3) -> np.ndarray:
+    """0 at each column's first row of the gap (mouth over `edge`), 1 at its last."""
+    inside = mouth > edge
+    rows = np.arange(mouth.shape[0], dtype=np.float32)[:, None]
+    top = np.argmax(inside, axis=0).astype(np.float32)
+    bottom = (mouth.shape[0] - 1 - np.argmax(inside[::-1], axis=0)).astype(np.float32)
+    return np.clip((rows - top) / np.maximum(bottom - top, 1.0), 0.0, 1.0)
 
 
 class MouthPainter:
@@ -208,7 +236,11 @@ class MouthPainter:
             tongue_shape = soft(ys - tongue_top) * arch ** 0.5
             tongue_shade = 0.55 + 0.45 * np.clip((ys - tongue_top) / (0.25 * h + 1), 0, 1) ** 0.5
             interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
-        if not filmed:
+        if not filmed and hole is not None:
+            # The gap the jaw opened under the photo's own teeth: a filmed mouth's lower half (its dark
+            # under the upper row, its lower teeth and tongue), stretched from the gap's top down.
+            interior = self._filmed(upper, xs, ys, 0.5 + 0.5 * _down_the_gap(mouth), gap / unit, interior, None)
+        elif not filmed:
             interior = self._painted_rows(interior, u, h, xs, ys, lower)
         else:
             interior = self._filmed(upper, xs, ys, t, gap / unit, interior, tongue_shape if tongue > 0.2 else None)
