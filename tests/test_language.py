@@ -308,11 +308,16 @@ def test_the_llm_stage_asks_for_and_checks_the_jobs_language(tmp_path):
     from talker_cli.errors import StageError
     from talker_cli.stages import Job, LlmStage
 
+    from talker_cli.llms.chat import FittedPrompt
+
     class Engine:
         def __init__(self, answer):
             self.answer, self.asked = answer, []
 
-        def reply(self, prompt, language="en"):
+        def fit(self, prompt, language="en"):
+            return FittedPrompt(prompt, len(prompt), 1, 0)
+
+        def reply(self, prompt, language="en", meter=None):
             self.asked.append(language)
             return self.answer
 
