@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .face.emotions import EMOTIONS
-from .exports import FORMATS
+from .exports.formats import FORMATS
 from .errors import UsageError
 
 

@@ -73,3 +73,21 @@ def test_each_family_of_modules_lives_in_its_own_package():
     for package, modules in FAMILIES.items():
         assert not modules & top, f"{package} modules outside talker_cli/{package}/: {sorted(modules & top)}"
         assert modules <= {p.stem for p in (PACKAGE / package).glob("*.py")}, package
+
+
+def test_each_package_imports_on_its_own():
+    """A fresh interpreter imports each package first of all (a circle through an __init__ fails here
+    even where the graph's test reads it as broken by a late import)."""
+    import subprocess
+    import sys
+
+    packages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py")) + ["config"]
+    for name in packages:
+        done = subprocess.run([sys.executable, "-c", f"import talker_cli.{name}"], capture_output=True, text=True)
+        assert done.returncode == 0, (name, done.stderr[-500:])
+
+
+def test_the_settings_name_the_formats_without_importing_their_writers():
+    """config -> exports -> arkit -> face.blendshapes -> config was a circle: the formats' names are
+    a module that imports nothing."""
+    assert imports()["exports.formats"] == set() and "exports" not in imports()["config"]

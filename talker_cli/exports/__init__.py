@@ -11,20 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# format name -> suffix of its file beside the others (OUT + suffix)
-FORMATS = {
-    "arkit-json": ".blendshapes.json",
-    "livelink": ".livelink.csv",
-    "gltf": ".gltf",
-    "glb": ".glb",
-    "rhubarb-tsv": ".tsv",
-    "rhubarb-json": ".rhubarb.json",
-    "rhubarb-xml": ".xml",
-    "rhubarb-dat": ".dat",
-    "vrm": ".vrm.json",
-    "srt": ".srt",
-    "vtt": ".vtt",
-}
+from .formats import FORMATS  # noqa: F401  (the names the config's rule and the outputs take)
 
 
 def parse_formats(text: str) -> tuple[str, ...]:
