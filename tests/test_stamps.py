@@ -85,3 +85,18 @@ def test_a_damaged_kokoro_model_is_made_again(tmp_path, monkeypatch):
     whole = made.read_bytes()
     damage_keeping_times(made, 0, b"\0" * 16)
     assert kokoro_tts.timed_model() == made and made.read_bytes() == whole
+
+
+def test_a_dequantized_model_is_loaded_only_while_its_weights_are_as_saved(tmp_path):
+    from talker_cli.llms.transformers_llm import _weights_whole
+
+    folder = tmp_path / "SmolLM2-135M-Instruct.Q4_1-98362432"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    weights = folder / "model.safetensors"
+    weights.write_bytes(b"tensors" * 1000)
+    assert not _weights_whole(folder)  # saved by an older talker, never stamped: made again
+    stamp(weights, hashlib.sha256(weights.read_bytes()).hexdigest())
+    assert _weights_whole(folder)
+    damage_keeping_times(weights, 100)
+    assert not _weights_whole(folder)
