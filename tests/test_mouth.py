@@ -63,14 +63,9 @@ def test_every_photo_is_seen_opening_as_far_as_asked(closed_lips, open_at_rest, 
         frames = [renderer.render(jaw_open(a), 0) for a in asked]
         seen = read_mouth_openings(frames + frames[::-1])
         seen = (seen[:len(asked)] + seen[len(asked):][::-1]) / 2
-        own = opening_of(photo.landmarks_px)
         for a, s in zip(asked[1:], seen[1:]):
-            if a > own + 0.02:
-                assert abs(s - a) <= 0.15 * a, (photo.path.name, a, s)  # uncalibrated: 0.83-1.12 at 0.08
-        if own < 0.03:
-            assert seen[0] < 0.03, photo.path.name  # a thin gap is seen closed
-        else:  # a photo open at rest keeps its own opening where the track asks for less
-            assert abs(seen[0] - own) < 0.02, (photo.path.name, own, seen[0])
+            assert abs(s - a) <= 0.15 * a, (photo.path.name, a, s)  # uncalibrated: 0.83-1.12 at 0.08
+        assert seen[0] < 0.03, photo.path.name  # a thin gap is seen closed
 
 
 def test_the_jaw_opens_the_mouth_no_wider_as_filmed_speakers_open_theirs(closed_lips, open_at_rest, smiling):
@@ -92,21 +87,11 @@ def test_a_closure_is_seen_closed_on_every_photo(closed_lips, open_at_rest, smil
         assert opening_of(find_landmarks(renderer.render(pose("PP"), 0))) < closed, photo.path.name
 
 
-def test_a_photo_open_at_rest_is_itself_at_rest_shuts_for_a_closure_and_opens_wider_for_a_vowel(open_at_rest):
-    """Its own opening is the rest the track's weights start from: the frames at rest are the photo
-    (shut at rest, its lips were drawn over its teeth in every pause and every S or N), a closure
-    shuts it, a vowel opens it further."""
-    from appearance import _ssim
-
+def test_a_photo_open_at_rest_closes_at_rest_and_opens_wider_for_a_vowel(open_at_rest):
     photo, renderer = open_at_rest
     own = opening_of(photo.landmarks_px)
     assert own > 0.05  # the test's premise: this photo's mouth is open
-    rows, cols = mouth_box(photo)
-    grey = lambda image: image[rows, cols] @ np.array([0.299, 0.587, 0.114])  # noqa: E731
-    assert _ssim(grey(renderer.render(pose("sil"), 0)), grey(photo.image_rgb)) >= 0.98
-    for viseme in ("SS", "nn"):  # consonants drawn nearly shut on a shut photo: here, its own opening
-        assert opening_of(find_landmarks(renderer.render(pose(viseme), 0))) > 0.8 * own, viseme
-    assert opening_of(find_landmarks(renderer.render(pose("PP"), 0))) < 0.03
+    assert opening_of(find_landmarks(renderer.render(pose("sil"), 0))) < 0.03
     assert opening_of(find_landmarks(renderer.render(pose("aa"), 0))) > own + 0.04
 
 

@@ -33,9 +33,6 @@ class MouthScale:
     eye_px: float
     rest_gap_px: float = 0.0
     curve: OpeningCurve = AS_DRAWN
-    # A photo open at rest keeps its own opening between the lips' closures (off while the
-    # calibration's probes are drawn: they draw exactly the opening they ask for).
-    holds_rest: bool = False
 
 
 def basis_weights(track: BlendshapeTrack, frame: int, scale: MouthScale) -> np.ndarray:
@@ -52,8 +49,6 @@ def basis_weights(track: BlendshapeTrack, frame: int, scale: MouthScale) -> np.n
     unit = scale.eye_px * (drawn / asked if asked > 1e-6 else 1.0)  # the drawn eye distance
     jaw_px = JAW_OPENING * w["jawOpen"] * unit
     gap_px, rest = jaw_px * (1 - close), scale.rest_gap_px
-    if scale.holds_rest:
-        gap_px = max(gap_px, rest * (1 - close))
     closing = (rest - gap_px) / rest if gap_px < rest else 0.0  # the share of the photo's opening to close
     values = {
         "lipgap": max(gap_px - rest, 0.0), "chin": max(jaw_px - rest, 0.0), "close": max(close, closing),
@@ -157,7 +152,7 @@ class FrameRenderer:
         self.lips_feather = np.minimum(fy[:, None], fx[None, :]).astype(np.float32)
         self.lips_unfeather = 1 - self.lips_feather
         # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
-        self.scale = replace(self.scale, curve=calibrate(self._drawn_open, read_mouth_openings), holds_rest=True)
+        self.scale = replace(self.scale, curve=calibrate(self._drawn_open, read_mouth_openings))
 
     def _drawn_open(self, opening: float) -> np.ndarray:
         """The still face with its lips drawn `opening` eye distances apart by the jaw."""

@@ -29,12 +29,12 @@ LOWER_TEETH_FROM = 0.0135
 SEAM_SHADE = 0.85  # of the lips' luminance
 SEAM_REACH = 0.02  # eye-corner distances: a seam's shadow is a line, not the lip's own shading
 SEAM_OPEN = 0.03  # eye-corner distances apart, the lips have left the shadow between them behind
-# Towards the corners the cheeks shade the inside, a quarter darker at the very corner, from CORNER_FROM
+# Towards the corners the cheeks shade the inside, half as dark again at the very corner, from CORNER_FROM
 # of the way out (the bank's inside is lit as filmed up to there). Black at the corner, it drew a dark
-# dot there and an interior wider than filmed mouths show theirs (bench/appearance.py: gain 0.33 on 12
-# GRID clips, 0.36 at a quarter, 0.37 unshaded); a quarter keeps FaceMesh reading the open mouth as
-# wide as at rest, as filmed mouths read (tests/test_mouth.py).
-CORNER_SHADE = 0.25
+# dot there and an interior wider than filmed mouths show theirs (bench/appearance.py, 12 GRID clips:
+# gain 0.33 black, 0.35 half, 0.37 unshaded); half keeps FaceMesh reading the open mouth as wide as at
+# rest, as filmed mouths read (tests/test_mouth.py), with the corners coming in (rig.CORNERS_IN).
+CORNER_SHADE = 0.5
 CORNER_FROM = 0.7
 # Tooth edges across the arch (in mouth half widths from the centre): central and lateral incisors, canines.
 TOOTH_EDGES = (0.0, 0.28, 0.5, 0.7)
