@@ -5,7 +5,6 @@ Landmarks come from MediaPipe FaceMesh, whose model ships inside the mediapipe w
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import sys
@@ -18,17 +17,14 @@ import numpy as np
 from .artifacts import FacePhoto
 from .config import RenderConfig
 from .errors import InputError, ModelMissingError
+from .stamps import sha256_of
 
 MIN_FACE_WIDTH_PX = 48
 log = logging.getLogger("talker")
 
 
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return sha256_of(path)
 
 
 def video_size(width: int, height: int, max_side: int) -> tuple[int, int]:

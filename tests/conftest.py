@@ -79,6 +79,18 @@ def mouth_box(photo) -> tuple[slice, slice]:
             slice(int(centre[0] - 0.8 * width), int(centre[0] + 0.8 * width)))
 
 
+def damage_keeping_times(path: Path, offset: int = 0, data: bytes = b"!!!!") -> None:
+    """Overwrite bytes in place, the size and modification time as they were (a disk error, or a copy
+    made to look like the original)."""
+    import os
+
+    info = path.stat()
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(data)
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
 def ffprobe(path: Path) -> dict:
     exe = shutil.which("ffprobe")
     assert exe, "ffprobe is needed by the tests: run scripts/system-deps.sh"

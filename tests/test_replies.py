@@ -14,6 +14,8 @@ from talker_cli.errors import ModelMissingError, StageError, UsageError
 from talker_cli.llms import llm
 from talker_cli.llms.models import QWEN_CODER_1_5B, SplitModel, joined, smollm2_gguf
 from talker_cli.stamps import stamp_path
+
+from .conftest import damage_keeping_times
 from talker_cli.llms.llama_cpp_llm import CHATML, chat_template, penalized, render_chat, runtime_installed
 from talker_cli.llms.chat import fit_prompt
 from talker_cli.llms.llm import check_reply_language, choose_backend, make_llm, spoken_reply
@@ -77,24 +79,12 @@ def test_the_parts_are_joined_in_order_once(tmp_path, monkeypatch):
     assert sorted(p.name for p in path.parent.iterdir()) == sorted([path.name, stamp_path(path).name])  # no temporary file
 
 
-def _overwrite_keeping_times(path: Path, offset: int, data: bytes) -> None:
-    """Damage a file in place, its size and modification time as they were (a disk error, or a copy
-    made to look like the original)."""
-    import os
-
-    info = path.stat()
-    with open(path, "r+b") as handle:
-        handle.seek(offset)
-        handle.write(data)
-    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
-
-
 @pytest.mark.parametrize("offset", [0, 100_000])  # the GGUF magic, or 16 bytes in the middle
 def test_a_joined_model_damaged_since_is_joined_again_before_use(tmp_path, monkeypatch, offset):
     data = bytes(range(256)) * 1000
     model = split_model(tmp_path, monkeypatch, data)
     path = joined(model)
-    _overwrite_keeping_times(path, offset, b"!" * 16)
+    damage_keeping_times(path, offset, b"!" * 16)
     assert path.stat().st_size == model.size
     assert joined(model) == path and path.read_bytes() == data
 
@@ -113,7 +103,7 @@ def test_a_damaged_joined_model_whose_parts_are_gone_is_refused_naming_the_fix(t
     data = bytes(range(256)) * 1000
     model = split_model(tmp_path, monkeypatch, data)
     path = joined(model)
-    _overwrite_keeping_times(path, 0, b"\0" * 4)
+    damage_keeping_times(path, 0, b"\0" * 4)
     gone = SplitModel(model.file_name, "nopackage", model.parts, model.size, model.sha256)
     monkeypatch.setattr(SplitModel, "joined_path", property(lambda self: path))
     with pytest.raises(ModelMissingError, match=rf"{path} does not match.*talker\[multilingual\]") as refused:

@@ -5,21 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import Path
 
 import pytest
 
 from talker_cli.stamps import stamp, stamp_path, verified
 
-
-def damage_keeping_times(path: Path, offset: int = 0, data: bytes = b"!!!!") -> None:
-    """Overwrite bytes in place, the size and modification time as they were (a disk error, or a copy
-    made to look like the original)."""
-    info = path.stat()
-    with open(path, "r+b") as handle:
-        handle.seek(offset)
-        handle.write(data)
-    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+from .conftest import damage_keeping_times
 
 
 def test_a_stamped_file_is_vouched_for_until_it_changes(tmp_path):
