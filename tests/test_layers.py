@@ -204,24 +204,6 @@ def test_a_blink_closes_a_lid_over_large_eyes_and_leaves_the_brow(tmp_path, face
             assert np.abs(blink[row - 1:row + 2, bx - 3:bx + 4] - rest[row - 1:row + 2, bx - 3:bx + 4]).mean() < 5, (upper, row)
 
 
-def test_a_photo_showing_both_rows_parts_at_the_dark_line_between_them(smiling):
-    """Its lower teeth go with the jaw: the split is the darkest line between two brighter rows; a
-    smile showing the upper row alone parts near its lower lip (TEETH_SPLIT)."""
-    import cv2
-
-    from talker_cli.face.painter import TEETH_SPLIT, teeth_split
-    from talker_cli.face.rig import LOWER_INNER, UPPER_INNER
-
-    photo, _ = smiling
-    lm = photo.landmarks_px
-    assert teeth_split(photo.image_rgb, lm) == TEETH_SPLIT
-    seam = photo.image_rgb.copy()
-    upper, lower = lm[UPPER_INNER[2:-2]], lm[LOWER_INNER[2:-2]]
-    line = np.round(upper + 0.55 * (lower - upper)).astype(np.int32)
-    cv2.polylines(seam, [line], False, (40, 25, 25), 2)  # the dark line between the incisors' edges
-    assert abs(teeth_split(seam, lm) - 0.55) <= 0.05
-
-
 def test_a_raised_upper_lip_bares_the_teeth_under_it_not_a_dark_rim(smiling):
     """The upper teeth stay with the skull: where the lip rises off them, more teeth show (a dark
     rim had opened between the lip and the teeth, a hole the painter filled with the cavity)."""
