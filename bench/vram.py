@@ -101,8 +101,8 @@ def run_stage(name, model, size):
 
 
 def plans_for(size):
-    from talker_cli.model_specs import meta_param_count, spec_from_config
-    from talker_cli.vram_plan import Workload, plan_stage
+    from talker_cli.gpu.model_specs import meta_param_count, spec_from_config
+    from talker_cli.gpu.vram_plan import Workload, plan_stage
 
     plans = {}
     for name, (cfg, dtype) in configs().items():
@@ -136,8 +136,8 @@ def measure_mode(mode, length):
     base = stats()
     after_reserve = None
     if mode == "d":
-        from talker_cli.reservation import Reservation
-        from talker_cli.vram_plan import reservation_bytes
+        from talker_cli.gpu.reservation import Reservation
+        from talker_cli.gpu.vram_plan import reservation_bytes
 
         reservation = Reservation("cuda:0", reservation_bytes(list(plans.values())), cap_fraction=0.9)
         reservation.make()

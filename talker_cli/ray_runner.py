@@ -22,7 +22,7 @@ from .errors import ModelMissingError, UsageError
 
 def gpus_for(spec: JobSpec, default_preset: str) -> int:
     from .config import load_config
-    from .preflight import gpus_used
+    from .gpu.preflight import gpus_used
 
     return int(bool(gpus_used(load_config(spec.preset or default_preset), spec.audio is not None, spec.reply)))
 

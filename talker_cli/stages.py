@@ -147,14 +147,14 @@ class PreflightStage(Stage):
         self.torch_module = torch_module
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .preflight import decide, plan_job, stage_devices, stages_that_run, uses_gpu
+        from .gpu.preflight import decide, plan_job, stage_devices, stages_that_run, uses_gpu
 
         size = check_job(job)
         wanted = [s for s, d in stage_devices(job.config).items() if uses_gpu(d) and s in stages_that_run(size)]
         if not wanted:
             job.vram = {"gpu": "not used"}
             return {"gpu": "not used"}
-        from .gpu_probe import probe_devices
+        from .gpu.probe import probe_devices
 
         devices = (self.probe or probe_devices)()
         verdict = decide(plan_job(job.config, size), devices, job.config)
@@ -171,7 +171,7 @@ class PreflightStage(Stage):
 
     def after_all(self, jobs: list[Job]) -> None:
         """One reservation per device, sized for the largest job, shared by all of them."""
-        from .reservation import Reservation, sanitize_alloc_conf
+        from .gpu.reservation import Reservation, sanitize_alloc_conf
 
         wanted: dict[str, int] = {}
         for job in jobs:
@@ -191,7 +191,7 @@ def check_job(job: Job):
     """What every preflight checks before planning memory (render, lipsync, batch, Ray and check-gpu
     alike): the job's size, every model its stages load found, its text's language and voice.
     Returns the JobSize the plan is made for."""
-    from .preflight import locate_models, stages_that_run
+    from .gpu.preflight import locate_models, stages_that_run
 
     size = job_size(job)
     stages = stages_that_run(size)
@@ -239,7 +239,7 @@ def check_text_language(job: Job) -> None:
 
 def job_size(job: Job):
     from .audio_io import probe_duration_s
-    from .preflight import JobSize, text_size
+    from .gpu.preflight import JobSize, text_size
 
     if job.audio is not None:
         return JobSize(audio_s=probe_duration_s(job.audio) if job.audio.is_file() else 0.0, reply=job.reply)

@@ -22,7 +22,7 @@ from talker_cli.llms.models import smollm2_gguf as bundled_gguf
 from talker_cli.llms.llm import make_llm
 from talker_cli.llms.transformers_llm import _dequantized_dir
 from talker_cli.aligners.mfa import MfaAligner, prepare_corpus, track_from_textgrid
-from talker_cli.model_specs import spec_from_folder, spec_from_whisper_checkpoint
+from talker_cli.gpu.model_specs import spec_from_folder, spec_from_whisper_checkpoint
 from talker_cli.aligners.phonemes import mfa_label
 from talker_cli.stages import AsrStage, Job
 
@@ -97,7 +97,7 @@ def test_word_timing_heads_follow_the_official_choice_where_the_name_and_shape_m
 def test_checkpoints_are_planned_without_importing_torch(tiny_whisper):
     """check-gpu must answer in well under 2 s: importing torch alone takes seconds on a GPU host."""
     path, tensors = tiny_whisper
-    code = ("import sys; from pathlib import Path; from talker_cli.model_specs import spec_from_whisper_checkpoint; "
+    code = ("import sys; from pathlib import Path; from talker_cli.gpu.model_specs import spec_from_whisper_checkpoint; "
             f"spec = spec_from_whisper_checkpoint(Path({str(path)!r}), 'float16'); "
             "print(spec.param_count, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
@@ -110,7 +110,7 @@ def test_checkpoint_reader_runs_no_code_from_the_file(tmp_path):
     import pickle
     import zipfile
 
-    from talker_cli.model_specs import read_checkpoint_shapes
+    from talker_cli.gpu.model_specs import read_checkpoint_shapes
 
     marker = tmp_path / "ran"
 

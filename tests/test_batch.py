@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from talker_cli.audio_io import ffmpeg_exe, write_wav
 from talker_cli.batch_file import read_batch
 from talker_cli.cli import app
-from talker_cli.device_lock import BusyError, device_locks
+from talker_cli.gpu.locks import BusyError, device_locks
 from talker_cli.errors import UsageError
 
 from .conftest import ROOT, ffprobe
@@ -264,7 +264,7 @@ def _release_later(release):
 
 
 def test_cuda_visible_devices_maps_locks_to_physical_cards(monkeypatch):
-    from talker_cli.device_lock import physical_id
+    from talker_cli.gpu.locks import physical_id
 
     assert physical_id("cuda:0", {"CUDA_VISIBLE_DEVICES": "3,1"}) == "3"
     assert physical_id("cuda:1", {"CUDA_VISIBLE_DEVICES": "3,1"}) == "1"

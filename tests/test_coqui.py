@@ -17,10 +17,10 @@ from talker_cli.artifacts import Script  # noqa: E402
 from talker_cli.config import TalkerConfig, TtsConfig  # noqa: E402
 from talker_cli.stages import Job  # noqa: E402
 from talker_cli.errors import ModelMissingError, UsageError  # noqa: E402
-from talker_cli.model_specs import spec_from_coqui_folder  # noqa: E402
-from talker_cli.preflight import JobSize, plan_job, text_size  # noqa: E402
+from talker_cli.gpu.model_specs import spec_from_coqui_folder  # noqa: E402
+from talker_cli.gpu.preflight import JobSize, plan_job, text_size  # noqa: E402
 from talker_cli.voices.tts import make_tts  # noqa: E402
-from talker_cli.vram_plan import Workload, plan_stage  # noqa: E402
+from talker_cli.gpu.vram_plan import Workload, plan_stage  # noqa: E402
 
 from .conftest import still_preset  # noqa: E402
 from .model_builders import TINY_VITS, save_coqui_vits  # noqa: E402

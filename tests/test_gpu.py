@@ -19,11 +19,11 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 
 from talker_cli.config import TalkerConfig  # noqa: E402
 from talker_cli.errors import ResourceError  # noqa: E402
-from talker_cli.model_specs import spec_from_folder  # noqa: E402
+from talker_cli.gpu.model_specs import spec_from_folder  # noqa: E402
 from talker_cli.pipeline import run_job  # noqa: E402
-from talker_cli.reservation import Reservation  # noqa: E402
+from talker_cli.gpu.reservation import Reservation  # noqa: E402
 from talker_cli.stages import Job, PreflightStage, Stage  # noqa: E402
-from talker_cli.vram_plan import GIB, Workload, plan_stage, reservation_bytes  # noqa: E402
+from talker_cli.gpu.vram_plan import GIB, Workload, plan_stage, reservation_bytes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -146,7 +146,7 @@ def test_a_stage_that_outgrows_the_cap_fails_with_figures_and_leaves_nothing(tmp
 RESERVE_THEN_MIXED = """
 import os, sys, torch
 sys.path.insert(0, {root!r})
-from talker_cli.reservation import sanitize_alloc_conf
+from talker_cli.gpu.reservation import sanitize_alloc_conf
 if {sanitize}:
     sanitize_alloc_conf()
 block = torch.empty(4 * 2**30, dtype=torch.uint8, device="cuda"); del block

@@ -134,7 +134,7 @@ def test_a_planted_link_in_the_lock_folder_is_not_followed(place):
 def test_a_private_lock_folder_that_others_may_write_is_refused(place, monkeypatch):
     import tempfile
 
-    from talker_cli.device_lock import device_locks
+    from talker_cli.gpu.locks import device_locks
     from talker_cli.errors import UsageError
 
     monkeypatch.delenv("TALKER_LOCK_DIR", raising=False)
@@ -253,7 +253,7 @@ def test_check_gpu_with_a_damaged_checkpoint_says_so(place, checkpoint):
 
 
 def test_a_path_like_cuda_visible_devices_names_no_file(place):
-    from talker_cli.device_lock import physical_id
+    from talker_cli.gpu.locks import physical_id
     from talker_cli.errors import UsageError
 
     with pytest.raises(UsageError, match="not a GPU index or UUID"):

@@ -231,8 +231,8 @@ def test_before_it_is_joined_a_split_model_s_header_is_read_from_its_first_part(
 @needs_multilingual
 def test_the_multilingual_model_is_planned_from_its_gguf_header_on_a_gpu():
     from talker_cli.config import load_config
-    from talker_cli.model_specs import spec_from_gguf
-    from talker_cli.preflight import default_spec
+    from talker_cli.gpu.model_specs import spec_from_gguf
+    from talker_cli.gpu.preflight import default_spec
 
     config = load_config("cpu", {"llm": {"device": "cuda", "dtype": "bfloat16"}})
     spec = default_spec("llm", config)

@@ -64,11 +64,13 @@ FAMILIES = {
     "voices": {"tts", "coqui_tts", "espeak_tts", "kokoro_tts", "speech_join", "mandarin"},
     "aligners": {"alignment", "recording_alignment", "synthesis_alignment", "mfa", "speech_edges", "phonemes", "readings"},
     "llms": {"llm", "models", "chat", "transformers_llm", "llama_cpp_llm"},
+    "gpu": {"preflight", "reservation", "vram_plan", "probe", "locks", "model_specs"},
 }
 
 
 def test_each_family_of_modules_lives_in_its_own_package():
-    """The renderer (face/), the voices, the aligners and the LLMs each in a package, as the formats live in exports/."""
+    """The renderer (face/), the voices, the aligners, the LLMs and the GPU preflight each in a package, as
+    the formats live in exports/."""
     top = {p.stem for p in PACKAGE.glob("*.py")}
     for package, modules in FAMILIES.items():
         assert not modules & top, f"{package} modules outside talker_cli/{package}/: {sorted(modules & top)}"

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from talker_cli import gpu_probe
+from talker_cli.gpu import probe as gpu_probe
 from talker_cli.cli import app
 from talker_cli.config import load_config
 from talker_cli.errors import NoGpuError, ResourceError
-from talker_cli.gpu_probe import GpuDevice
+from talker_cli.gpu.probe import GpuDevice
 from talker_cli.llms.models import smollm2_gguf as bundled_gguf
-from talker_cli.model_specs import read_gguf_header, spec_from_folder, spec_from_gguf
-from talker_cli.preflight import JobSize, decide, plan_job
-from talker_cli.reservation import Reservation, sanitize_alloc_conf
-from talker_cli.vram_plan import (
+from talker_cli.gpu.model_specs import read_gguf_header, spec_from_folder, spec_from_gguf
+from talker_cli.gpu.preflight import JobSize, decide, plan_job
+from talker_cli.gpu.reservation import Reservation, sanitize_alloc_conf
+from talker_cli.gpu.vram_plan import (
     GIB, MIB, SMALL_POOL_HEADROOM, ModelSpec, StagePlan, Workload, causal_lm_plan, kv_cache_bytes, reservation_bytes,
     whisper_plan,
 )
@@ -400,7 +400,7 @@ def test_with_no_driver_the_probe_answers_without_importing_torch():
     import subprocess
     import sys
 
-    code = ("import sys\nfrom talker_cli.gpu_probe import probe_devices\n"
+    code = ("import sys\nfrom talker_cli.gpu.probe import probe_devices\n"
             "import pynvml\ndef no_driver(): raise pynvml.NVMLError(9)\npynvml.nvmlInit = no_driver\n"
             "print(probe_devices(), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -435,8 +435,8 @@ def test_the_asr_stage_is_planned_with_both_whispers_where_a_second_may_read():
     """English that tiny.en is unsure of is read again by Whisper base in the same stage: both
     models are held, so both are planned; with one reading, tiny.en alone."""
     from talker_cli.config import load_config
-    from talker_cli.model_specs import spec_from_ctranslate2
-    from talker_cli.preflight import default_spec
+    from talker_cli.gpu.model_specs import spec_from_ctranslate2
+    from talker_cli.gpu.preflight import default_spec
     from talker_cli.whisper_models import bundled_whisper, multilingual_whisper
 
     tiny, base = spec_from_ctranslate2(bundled_whisper()), spec_from_ctranslate2(multilingual_whisper())

@@ -34,7 +34,7 @@ def runtime_installed() -> bool:
 
 
 def chat_template(path: Path) -> str:
-    from ..model_specs import read_gguf_header
+    from ..gpu.model_specs import read_gguf_header
 
     meta, _ = read_gguf_header(path)
     template = meta.get("tokenizer.chat_template")

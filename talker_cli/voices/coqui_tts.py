@@ -25,7 +25,7 @@ from ..artifacts import Speech
 from ..config import TtsConfig
 from ..progress import Meter, no_meter
 from ..errors import ModelMissingError, UsageError
-from ..model_specs import read_checkpoint_shapes
+from ..gpu.model_specs import read_checkpoint_shapes
 from ..offline import coqui_home
 from .speech_join import join_speech, metered
 

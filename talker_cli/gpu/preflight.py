@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .config import TalkerConfig
-from .gpu_probe import GpuDevice
+from ..config import TalkerConfig
+from .probe import GpuDevice
 from .vram_plan import CUDA_CONTEXT_BYTES, GIB, ModelSpec, StagePlan, Workload, plan_stage, reservation_bytes
 
 GPU_STAGES = ("asr", "llm", "tts")
@@ -39,7 +39,7 @@ def text_size(text: str, reply: bool, config: TalkerConfig) -> JobSize:
     """A text job's size; a Coqui voice speaks it a segment at a time, so its longest one counts."""
     longest = 0
     if config.tts.backend == "coqui" and not reply and importlib.util.find_spec("pysbd"):
-        from .voices.coqui_tts import split_segments
+        from ..voices.coqui_tts import split_segments
 
         longest = max(map(len, split_segments(text)), default=0)
     return JobSize(text_chars=len(text), reply=reply, longest_segment_chars=longest)
@@ -74,9 +74,9 @@ def locate_models(config: TalkerConfig, stages: set[str], language: str = "en") 
     """Every model the job's stages load is where they look (and a chosen speaker is in its model):
     a missing one is refused before any stage runs, whatever the device. The voice is the one of
     the job's language (a Mandarin text's --speaker is a Mandarin voice's name, not Piper's)."""
-    from .asr import make_asr
-    from .llms.llm import make_llm
-    from .voices.tts import make_tts
+    from ..asr import make_asr
+    from ..llms.llm import make_llm
+    from ..voices.tts import make_tts
 
     makers = {"asr": lambda: make_asr(config.asr), "llm": lambda: make_llm(config.llm), "tts": lambda: make_tts(config.tts, language)}
     for stage in sorted(stages):
@@ -88,9 +88,9 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
     from . import model_specs
 
     if stage == "llm":
-        from .llms.llm import make_llm
-        from .llms.models import header_file
-        from .llms.transformers_llm import refuse_quantized_gguf
+        from ..llms.llm import make_llm
+        from ..llms.models import header_file
+        from ..llms.transformers_llm import refuse_quantized_gguf
 
         llm = make_llm(config.llm)
         llm.locate()
@@ -103,7 +103,7 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
         refuse_quantized_gguf(path, config.llm.quantize)
         return model_specs.spec_from_gguf(header_file(path), config.llm.dtype)
     if stage == "asr":
-        from .asr import make_asr
+        from ..asr import make_asr
 
         asr = make_asr(config.asr)
         asr.locate()
@@ -114,7 +114,7 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
         specs = [model_specs.spec_from_ctranslate2(Path(folder)) for folder in asr.paths.values()]
         return replace(specs[0], name="+".join(s.name for s in specs), external_bytes=sum(s.external_bytes for s in specs))
     if stage == "tts" and config.tts.backend == "coqui":
-        from .voices.coqui_tts import model_files
+        from ..voices.coqui_tts import model_files
 
         return model_specs.spec_from_coqui_folder(*model_files(config.tts.voice))
     return None  # Piper runs on onnxruntime's CPU provider
@@ -129,7 +129,7 @@ def workload(stage: str, config: TalkerConfig, size: JobSize) -> Workload:
         return Workload(windows=max(1, math.ceil(size.audio_s / 30.0)), batch=1, new_tokens=224,
                         word_timing=config.asr.backend == "openai-whisper")
     if stage == "tts":
-        from .voices.coqui_tts import MAX_SEGMENT_CHARS
+        from ..voices.coqui_tts import MAX_SEGMENT_CHARS
 
         # Speech is made a segment at a time: the longest possible segment, at a slow speaking rate.
         spoken = 0 if size.reply else (size.longest_segment_chars or size.text_chars)  # a reply's: not known yet

@@ -17,7 +17,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import BusyError, UsageError
+from ..errors import BusyError, UsageError
 
 
 def lock_dir() -> Path:

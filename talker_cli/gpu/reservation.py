@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ResourceError
+from ..errors import ResourceError
 from .vram_plan import MIB, SMALL_POOL_HEADROOM
 
 log = logging.getLogger("talker")
