@@ -93,7 +93,7 @@ def main() -> None:
 
     from talker_cli.aligners.alignment import EspeakWarpAligner
     from talker_cli.artifacts import Speech
-    from talker_cli.asr import ASR_RATE, make_asr
+    from talker_cli.listening.asr import ASR_RATE, make_asr
     from talker_cli.audio_io import decode_audio
     from talker_cli.config import AsrConfig
     from talker_cli.language import decide_language

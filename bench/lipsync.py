@@ -197,7 +197,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from talker_cli.aligners.alignment import EspeakWarpAligner, PocketsphinxAligner
-    from talker_cli.asr import make_asr
+    from talker_cli.listening.asr import make_asr
     from talker_cli.config import load_config
 
     config = load_config(args.preset, {})

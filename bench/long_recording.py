@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, sys.argv[4])
 from talker_cli.aligners.alignment import PocketsphinxAligner
 from talker_cli.artifacts import Speech
-from talker_cli.asr import make_asr
+from talker_cli.listening.asr import make_asr
 from talker_cli.audio_io import decode_audio
 from talker_cli.face.blendshapes import blendshape_track
 from talker_cli.config import load_config

@@ -88,7 +88,7 @@ def main() -> None:
     from languages import edit_rate, letters, reading
 
     from talker_cli.artifacts import Speech
-    from talker_cli.asr import ASR_RATE, make_asr
+    from talker_cli.listening.asr import ASR_RATE, make_asr
     from talker_cli.audio_io import resample
     from talker_cli.config import AsrConfig, TtsConfig
     from talker_cli.voices.kokoro_tts import MANDARIN_VOICES, KokoroTts

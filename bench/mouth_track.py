@@ -39,7 +39,7 @@ def read_phones(sound: Path, kept: Path, fresh: bool, engines: dict) -> list[Pho
 
     if not engines:
         from talker_cli.aligners.alignment import PocketsphinxAligner
-        from talker_cli.asr import make_asr
+        from talker_cli.listening.asr import make_asr
         from talker_cli.config import load_config
 
         engines["config"] = load_config("cpu", {})

@@ -45,7 +45,7 @@ def _safe(fn, *args):
 
 
 def _asr_faster_whisper(config: TalkerConfig) -> BackendInfo:
-    from .asr import FasterWhisperAsr
+    from .listening.asr import FasterWhisperAsr
     from .gpu.model_specs import spec_from_ctranslate2
 
     info = BackendInfo("asr", "faster-whisper", "faster_whisper", _installed("faster_whisper"),

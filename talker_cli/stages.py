@@ -346,10 +346,10 @@ class InputStage(Stage):
             job.artifacts.script = Script(text=text, origin="text", emotion_marks=marks)
             job.input_hashes["text_sha256"] = text_sha256(job.text or "")
             return {"chars": len(text), "emotion_tags": len(marks)}
-        from .asr import ASR_RATE
+        from .listening.asr import ASR_RATE
         from .audio_io import check_not_silent, decode_recording
         from .photo import file_sha256
-        from .voice_activity import voice_heard
+        from .listening.voice_activity import voice_heard
 
         samples = decode_recording(job.audio, ASR_RATE)
         duration = len(samples) / ASR_RATE
@@ -410,14 +410,14 @@ class AsrStage(ModelStage):
         return job.audio is not None
 
     def make_engine(self, job: Job):
-        from .asr import make_asr
+        from .listening.asr import make_asr
         from .language import primary_language
 
         given = job.config.input.language
         return make_asr(job.placed("asr"), "" if given == "auto" else primary_language(given))
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .voice_activity import check_speech_heard
+        from .listening.voice_activity import check_speech_heard
 
         recording = job.artifacts.recording
         self.engine.meter = job.run.meter  # how many seconds of the recording are transcribed
@@ -450,7 +450,7 @@ class AsrStage(ModelStage):
     def restore(self, job: Job, folder: Path) -> None:
         from .artifacts import Transcript, Word
 
-        from .voice_activity import check_speech_heard
+        from .listening.voice_activity import check_speech_heard
 
         data = json.loads((folder / "transcript.json").read_text())
         transcript = Transcript(data["text"], tuple(Word(*w) for w in data["words"]), data["language"],

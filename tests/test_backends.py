@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from talker_cli.artifacts import Speech
-from talker_cli.asr import ASR_RATE, make_asr
+from talker_cli.listening.asr import ASR_RATE, make_asr
 from talker_cli.audio_io import decode_audio
 from talker_cli.cli import app
 from talker_cli.config import AlignmentConfig, AsrConfig, LlmConfig, TalkerConfig
@@ -81,7 +81,7 @@ def test_openai_whisper_checkpoint_runs_through_the_asr_stage(tiny_whisper, spee
 
 
 def test_word_timing_heads_follow_the_official_choice_where_the_name_and_shape_match(tiny_whisper, tmp_path):
-    from talker_cli.asr import official_alignment_heads
+    from talker_cli.listening.asr import official_alignment_heads
 
     assert official_alignment_heads(Path("large-v3.pt")).sum() == 10  # whisper's own pick for large-v3
     assert official_alignment_heads(Path("my-finetune.pt")) is None

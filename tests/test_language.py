@@ -208,7 +208,7 @@ def test_an_english_recording_is_transcribed_by_the_english_model(tmp_path, face
 
 
 def test_the_multilingual_model_is_assembled_once_into_the_cache(tmp_path, monkeypatch):
-    from talker_cli.whisper_models import multilingual_whisper
+    from talker_cli.listening.whisper_models import multilingual_whisper
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     folder = multilingual_whisper()
@@ -533,7 +533,7 @@ class _Whisper:
 
 
 def asr_answering(guess: tuple):
-    from talker_cli.asr import FasterWhisperAsr
+    from talker_cli.listening.asr import FasterWhisperAsr
     from talker_cli.config import AsrConfig
 
     asr = FasterWhisperAsr(AsrConfig())
@@ -984,7 +984,7 @@ class _WordsWhisper:
 def test_english_tiny_whisper_is_unsure_of_is_read_again_and_the_better_fit_kept(sure, config_on, better, said,
                                                                                  second_asked):
     from talker_cli.artifacts import Speech
-    from talker_cli.asr import FasterWhisperAsr
+    from talker_cli.listening.asr import FasterWhisperAsr
     from talker_cli.config import AsrConfig
 
     asr = FasterWhisperAsr(AsrConfig(second_opinion=config_on), language="en")
@@ -1007,7 +1007,7 @@ def test_a_real_command_sentence_tiny_whisper_doubts_is_read_again_by_base():
     the open "a" of "place" and the whole of "at". With the language to detect, as a render with no
     --language transcribes it, base reads it again: "Place blue at V3 soon"."""
     from talker_cli.artifacts import Speech
-    from talker_cli.asr import FasterWhisperAsr
+    from talker_cli.listening.asr import FasterWhisperAsr
     from talker_cli.audio_io import decode_audio
     from talker_cli.config import AsrConfig
 
@@ -1026,7 +1026,7 @@ def test_a_doubtful_english_reading_is_read_again_only_where_base_hears_english(
     soon" for "place blue at v three soon": base hears the window's language first, and English is
     read again; another language is left to the recording's language detection."""
     from talker_cli.artifacts import Speech
-    from talker_cli.asr import FasterWhisperAsr
+    from talker_cli.listening.asr import FasterWhisperAsr
     from talker_cli.config import AsrConfig
 
     asr = FasterWhisperAsr(AsrConfig())  # the language to detect
@@ -1064,7 +1064,7 @@ def test_english_by_a_hair_where_tiny_whisper_heard_no_word_is_read_in_the_next_
     heard no English word in it: the recording is read in Mandarin, not kept as English with no
     words (the face then never moved)."""
     from talker_cli.artifacts import Speech
-    from talker_cli.asr import FasterWhisperAsr
+    from talker_cli.listening.asr import FasterWhisperAsr
     from talker_cli.config import AsrConfig
 
     asr = FasterWhisperAsr(AsrConfig())

@@ -203,7 +203,7 @@ def test_memory_stays_flat_with_the_length_of_a_recording():
 
 def test_a_long_recording_is_transcribed_in_windows_cut_where_it_is_quiet():
     from talker_cli.artifacts import Transcript
-    from talker_cli.asr import WINDOW_S, transcribe_in_windows
+    from talker_cli.listening.asr import WINDOW_S, transcribe_in_windows
 
     rate = 16000
     loud = (0.3 * np.random.default_rng(0).standard_normal(int(700 * rate))).astype(np.float32)
@@ -259,7 +259,7 @@ def test_numbers_are_words_said_the_way_they_are_written():
 def test_a_recording_with_numbers_keeps_the_words_whisper_writes_as_digits(aligner):
     """Whisper writes "$5", "50" "%" and "1999." for what is said: each is aligned as it was said
     (taken apart, "dollars" and "percent" had no phones and their sound went to a pause)."""
-    from talker_cli.asr import make_asr
+    from talker_cli.listening.asr import make_asr
     from talker_cli.config import load_config
     from talker_cli.voices.tts import make_tts
 

@@ -11,7 +11,7 @@ import pytest
 
 from talker_cli.aligners.alignment import PocketsphinxAligner, make_aligner
 from talker_cli.artifacts import Speech
-from talker_cli.asr import ASR_RATE, make_asr
+from talker_cli.listening.asr import ASR_RATE, make_asr
 from talker_cli.audio_io import decode_audio, resample
 from talker_cli.config import AlignmentConfig, AsrConfig, LlmConfig, TtsConfig
 from talker_cli.llms.llm import make_llm, spoken_reply

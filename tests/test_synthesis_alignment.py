@@ -98,7 +98,7 @@ def test_a_language_espeak_has_no_voice_for_is_not_warped_and_not_an_error_at_lo
 
 
 def test_whisper_describes_every_20_ms_of_a_sound_of_any_length():
-    from talker_cli.whisper_frames import FRAME_S, WhisperFrames
+    from talker_cli.listening.whisper_frames import FRAME_S, WhisperFrames
 
     said = WhisperFrames()
     said.load()

@@ -13,7 +13,7 @@ from talker_cli.audio_io import decode_audio, write_wav
 from talker_cli.cli import app
 from talker_cli.errors import InputError
 from talker_cli.artifacts import Speech, Transcript, Word
-from talker_cli.voice_activity import (CHUNK_FRAMES, FRAME, MIN_VOICED_FRAMES, RATE, check_speech_heard, silero_detector,
+from talker_cli.listening.voice_activity import (CHUNK_FRAMES, FRAME, MIN_VOICED_FRAMES, RATE, check_speech_heard, silero_detector,
                                        voice_heard)
 
 runner = CliRunner()

@@ -437,7 +437,7 @@ def test_the_asr_stage_is_planned_with_both_whispers_where_a_second_may_read():
     from talker_cli.config import load_config
     from talker_cli.gpu.model_specs import spec_from_ctranslate2
     from talker_cli.gpu.preflight import default_spec
-    from talker_cli.whisper_models import bundled_whisper, multilingual_whisper
+    from talker_cli.listening.whisper_models import bundled_whisper, multilingual_whisper
 
     tiny, base = spec_from_ctranslate2(bundled_whisper()), spec_from_ctranslate2(multilingual_whisper())
     both = default_spec("asr", load_config("cpu", {"asr": {"device": "cuda"}}))

@@ -280,7 +280,7 @@ class EspeakWarpAligner:
     def load(self) -> None:
         from ..config import TtsConfig
         from ..voices.espeak_tts import EspeakTts
-        from ..whisper_frames import WhisperFrames
+        from ..listening.whisper_frames import WhisperFrames
 
         # Silence around the words, for the silence at a span's edges to be matched to (none: the
         # first and last sounds were stretched over it, 4 points fewer boundaries on real speech).

@@ -18,7 +18,7 @@ import numpy as np
 from ..artifacts import Phone, Word
 
 if TYPE_CHECKING:
-    from ..whisper_frames import WhisperFrames
+    from ..listening.whisper_frames import WhisperFrames
 
 RATE = 16000
 HOP_S = 0.005  # boundaries are placed to 5 ms
@@ -69,7 +69,7 @@ def features(samples: np.ndarray, said: WhisperFrames | None = None) -> np.ndarr
     ceps = cepstra(samples)
     if said is None:
         return ceps
-    from ..whisper_frames import FRAME_S
+    from ..listening.whisper_frames import FRAME_S
 
     described = said(samples)
     moment = np.clip(((np.arange(len(ceps)) * HOP_S + WINDOW_S / 2) / FRAME_S).astype(int), 0, len(described) - 1)

@@ -223,7 +223,7 @@ def _as_shapes(value: Any) -> Any:
 def spec_from_whisper_checkpoint(path: Path, dtype: str) -> ModelSpec:
     """openai-whisper .pt: dims and parameter count from the checkpoint. openai-whisper keeps its
     weights in float32 and casts each layer to the compute dtype as it runs (float16 on a GPU)."""
-    from ..asr import official_alignment_heads
+    from ..listening.asr import official_alignment_heads
 
     checkpoint = read_checkpoint_shapes(path)
     if not isinstance(checkpoint, dict) or not {"dims", "model_state_dict"} <= set(checkpoint):

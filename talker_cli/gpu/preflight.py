@@ -74,7 +74,7 @@ def locate_models(config: TalkerConfig, stages: set[str], language: str = "en") 
     """Every model the job's stages load is where they look (and a chosen speaker is in its model):
     a missing one is refused before any stage runs, whatever the device. The voice is the one of
     the job's language (a Mandarin text's --speaker is a Mandarin voice's name, not Piper's)."""
-    from ..asr import make_asr
+    from ..listening.asr import make_asr
     from ..llms.llm import make_llm
     from ..voices.tts import make_tts
 
@@ -103,7 +103,7 @@ def default_spec(stage: str, config: TalkerConfig) -> ModelSpec | None:
         refuse_quantized_gguf(path, config.llm.quantize)
         return model_specs.spec_from_gguf(header_file(path), config.llm.dtype)
     if stage == "asr":
-        from ..asr import make_asr
+        from ..listening.asr import make_asr
 
         asr = make_asr(config.asr)
         asr.locate()

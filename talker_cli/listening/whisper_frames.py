@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ModelMissingError
+from ..errors import ModelMissingError
 
 FRAME_S = 0.02  # one encoder frame per two 10 ms mel frames
 _MEL_FRAMES = 3000  # the encoder's 30 s

@@ -12,11 +12,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .artifacts import Speech, Transcript, Word
-from .offline import whisper_cache
-from .config import AsrConfig
-from .errors import InputError, ModelMissingError, UsageError
-from .progress import Meter, no_meter
+from ..artifacts import Speech, Transcript, Word
+from ..offline import whisper_cache
+from ..config import AsrConfig
+from ..errors import InputError, ModelMissingError, UsageError
+from ..progress import Meter, no_meter
 from .whisper_models import bundled_whisper, multilingual_whisper
 
 ASR_RATE = 16000
@@ -225,7 +225,7 @@ class FasterWhisperAsr:
     def english_window(self, samples: np.ndarray, kept: list | None, heard) -> Transcript:
         """tiny.en's transcript of a window; where it is unsure of its words, Whisper base reads the
         window too, and each stretch keeps the reading that fits the sound better (aligners/readings.py)."""
-        from .aligners.readings import better_reading
+        from ..aligners.readings import better_reading
 
         segments: list = []
         first = self.transcribe_window(self.model("given"), samples, "en", segments, heard)
@@ -262,7 +262,7 @@ class FasterWhisperAsr:
 
     def fitness(self):
         if self.fit is None:
-            from .aligners.alignment import PocketsphinxAligner
+            from ..aligners.alignment import PocketsphinxAligner
 
             aligner = PocketsphinxAligner()
             aligner.load()

@@ -21,8 +21,8 @@ from typing import Callable
 
 import numpy as np
 
-from .artifacts import Speech, Transcript
-from .errors import InputError
+from ..artifacts import Speech, Transcript
+from ..errors import InputError
 
 RATE = 16000
 FRAME = 512  # samples per Silero frame at 16 kHz (32 ms)
