@@ -403,7 +403,7 @@ def test_a_change_to_talkers_code_is_a_new_work_cache_key(tmp_path, monkeypatch)
     package = tmp_path / "talker_cli"
     shutil.copytree(Path(work_cache.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
     before = fingerprint(package)
-    (package / "asr.py").write_text((package / "asr.py").read_text() + "\n# changed\n")
+    (package / "listening" / "asr.py").write_text((package / "listening" / "asr.py").read_text() + "\n# changed\n")
     assert fingerprint(package) != before
     parts = {"audio_sha256": "ab" * 32, "asr": {"model": ""}}
     key = WorkCache.key("asr", parts)
