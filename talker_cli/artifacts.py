@@ -58,6 +58,7 @@ class Speech:
     native_words: tuple[Word, ...] | None = None
     source_path: Path | None = None  # a recording is its own soundtrack, at its own quality
     voiced: bool | None = None  # a recording: whether the voice detector heard a voice (None: not asked)
+    silenced: int = 0  # a recording: its samples that were not numbers (NaN, infinite), taken as silence
 
     @property
     def duration_s(self) -> float:

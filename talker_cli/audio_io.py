@@ -37,8 +37,13 @@ def ffmpeg_input(path: Path) -> list[str]:
 
 
 def decode_audio(path: Path, sample_rate: int, channel: int | None = None) -> np.ndarray:
-    """Any audio file -> mono float32 at sample_rate: its channels mixed, or the one given. Raises
-    InputError for non-audio."""
+    """Any audio file -> mono float32 at sample_rate: its channels mixed, or the one given; samples
+    that are not numbers taken as silence. Raises InputError for non-audio."""
+    return _silenced(_decoded(path, sample_rate, channel), path)[0]
+
+
+def _decoded(path: Path, sample_rate: int, channel: int | None = None) -> np.ndarray:
+    """The file's samples as ffmpeg decodes them (a float WAV's NaN and infinities kept)."""
     from .input_files import check_file
 
     check_file(path, "audio file")  # a FIFO or a device would leave ffmpeg waiting or reading forever
@@ -59,13 +64,19 @@ def decode_audio(path: Path, sample_rate: int, channel: int | None = None) -> np
     samples = np.frombuffer(result.stdout, dtype=np.float32).copy()
     if samples.size == 0:
         raise InputError(f"{path} holds no audio samples; pass a recording of speech")
-    broken = ~np.isfinite(samples)  # a float WAV can hold NaN or infinite samples (a crashed recorder)
+    return samples
+
+
+def _silenced(samples: np.ndarray, path: Path) -> tuple[np.ndarray, int]:
+    """The samples with those that are not numbers (a crashed recorder's float WAV) set to silence,
+    and how many there were."""
+    broken = ~np.isfinite(samples)
     if broken.all():
         raise InputError(f"{path} holds no samples that are numbers (all NaN or infinite); pass a recording of speech")
     if broken.any():
         log.warning("%s: %d samples are not numbers (NaN or infinite); they are taken as silence", path, broken.sum())
         samples[broken] = 0.0
-    return samples
+    return samples, int(broken.sum())
 
 
 def probe_duration_s(path: Path) -> float:
@@ -89,17 +100,18 @@ def level_dbfs(samples: np.ndarray) -> float:
     return 20 * np.log10(rms) if rms > 0 else -np.inf
 
 
-def decode_recording(path: Path, sample_rate: int) -> np.ndarray:
+def decode_recording(path: Path, sample_rate: int) -> tuple[np.ndarray, int]:
     """A recording as mono: its channels mixed, or its first channel when the mix cancels out (a
-    stereo file whose second channel is the first inverted mixes to silence)."""
-    mixed = decode_audio(path, sample_rate)
+    stereo file whose second channel is the first inverted mixes to silence); and how many of its
+    samples were not numbers, taken as silence."""
+    mixed, broken = _silenced(_decoded(path, sample_rate), path)
     if level_dbfs(mixed) >= SILENT_DBFS:
-        return mixed
-    first = decode_audio(path, sample_rate, channel=0)
+        return mixed, broken
+    first, broken_first = _silenced(_decoded(path, sample_rate, channel=0), path)
     if level_dbfs(first) < SILENT_DBFS:
-        return mixed
+        return mixed, broken
     log.warning("%s: its channels cancel out when mixed (one is the other inverted); its first channel is used", path)
-    return first
+    return first, broken_first
 
 
 def check_not_silent(samples: np.ndarray, path: Path, min_rms_dbfs: float = SILENT_DBFS) -> None:
@@ -114,22 +126,11 @@ def check_not_silent(samples: np.ndarray, path: Path, min_rms_dbfs: float = SILE
 SOUNDTRACK_RATE = 48000
 
 
-def playable_soundtrack(path: Path, work_dir: Path) -> Path:
-    """The recording as the video's soundtrack: itself, unless it is float PCM holding samples that
-    are not numbers (a crashed recorder's WAV), which the AAC encoder refuses with a raw error: then
-    a copy with them silent, as the rest of the job took them."""
-    import re
-
-    probe = subprocess.run([ffmpeg_exe(), "-nostdin", "-hide_banner", *ffmpeg_input(path)], capture_output=True, check=False)
-    if not re.search(rb"Audio: pcm_f(32|64)", probe.stderr):
-        return path  # only float samples can be NaN or infinite
-    command = [ffmpeg_exe(), "-nostdin", "-hide_banner", "-loglevel", "error", *ffmpeg_input(path), "-vn", "-ac", "1",
-               "-ar", str(SOUNDTRACK_RATE), "-f", "f32le", "-acodec", "pcm_f32le", "pipe:1"]
-    samples = np.frombuffer(subprocess.run(command, capture_output=True, check=False).stdout, dtype=np.float32)
-    if np.isfinite(samples).all():
-        return path
+def silenced_soundtrack(path: Path, work_dir: Path) -> Path:
+    """A recording whose samples are not all numbers, as a soundtrack the AAC encoder takes (it fails
+    on them with a raw error): a copy with them silent, as the rest of the job took them."""
     copy = work_dir / "soundtrack.wav"
-    write_wav(copy, np.where(np.isfinite(samples), samples, 0.0), SOUNDTRACK_RATE)
+    write_wav(copy, _silenced(_decoded(path, SOUNDTRACK_RATE), path)[0], SOUNDTRACK_RATE)
     return copy
 
 

@@ -351,7 +351,7 @@ class InputStage(Stage):
         from .photo import file_sha256
         from .listening.voice_activity import voice_heard
 
-        samples = decode_recording(job.audio, ASR_RATE)
+        samples, silenced = decode_recording(job.audio, ASR_RATE)
         duration = len(samples) / ASR_RATE
         if duration < 0.2:
             raise InputError(f"{job.audio} is only {duration:.2f} s long; pass a recording of speech")
@@ -362,7 +362,7 @@ class InputStage(Stage):
             )
         check_not_silent(samples, job.audio)
         job.artifacts.recording = Speech(samples=samples, sample_rate=ASR_RATE, origin="recording", source_path=job.audio,
-                                         voiced=voice_heard(samples))
+                                         voiced=voice_heard(samples), silenced=silenced)
         job.input_hashes["audio_sha256"] = file_sha256(job.audio)
         if job.transcript is not None:
             job.input_hashes["transcript_sha256"] = text_sha256(job.transcript)
@@ -686,12 +686,14 @@ class RenderStage(Stage):
     def run(self, job: Job) -> dict[str, Any]:
         import time
 
-        from .audio_io import playable_soundtrack, write_wav
+        from .audio_io import silenced_soundtrack, write_wav
         from .face.frames import FrameRenderer
         from .face.video import write_mp4
 
         speech = job.artifacts.voice
-        soundtrack = speech.source_path and playable_soundtrack(speech.source_path, job.run.work_dir)
+        soundtrack = speech.source_path
+        if soundtrack is not None and speech.silenced:
+            soundtrack = silenced_soundtrack(soundtrack, job.run.work_dir)
         if soundtrack is None:
             soundtrack = job.run.work_dir / "speech.wav"
             write_wav(soundtrack, speech.samples, speech.sample_rate)
