@@ -15,7 +15,7 @@ from ..photo import read_mouth_openings
 from .blendshapes import FUNNEL_OPENING, INDEX, JAW_OPENING, LOWER_LIP_DROP, NAMES, UPPER_LIP_RAISE, lip_opening
 from .calibration import AS_DRAWN, OpeningCurve, calibrate
 from .layers import build_layers, draw_lips
-from .painter import SEAM_OPEN, MouthPainter, read_mouth
+from .painter import SEAM_OPEN, TEETH_SPLIT, MouthPainter, read_mouth
 from .rig import BASIS, MOUTH_SHAPES, build_rig, mouth_frame
 
 
@@ -122,7 +122,7 @@ class FrameRenderer:
         self.photo = photo
         height, width = photo.image_rgb.shape[:2]
         look = read_mouth(photo.image_rgb, photo.landmarks_px, mouth_frame(photo.landmarks_px))
-        self.rig = build_rig(photo.landmarks_px, (width, height), split=look.split)
+        self.rig = build_rig(photo.landmarks_px, (width, height), split=TEETH_SPLIT if look.shows_teeth else 0.5)
         self.painter = MouthPainter(look, self.rig)
         self.scale = MouthScale(eye_px=self.rig.frame.eye_px, rest_gap_px=look.open_gap_px)
         self.pivot = photo.landmarks_px[[33, 263, 152]].mean(axis=0)  # rotate about the lower face

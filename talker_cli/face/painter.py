@@ -69,7 +69,6 @@ TEETH_CHROMA = 0.4  # teeth are pale: (max - min) / max of their colour under th
 class PhotoMouth:
     """What the photo's own mouth shows, read once from its pixels."""
     shows_teeth: bool  # teeth between the inner lips (a smile): they are kept, not painted over
-    split: float  # where the jaw parts between the inner lips (TEETH_SPLIT with teeth, else 0.5)
     open_gap_px: float  # the lips' opening at the centre when the mouth is open at rest (else 0)
     teeth_rgb: np.ndarray  # the photo's teeth (when it shows them: they light the lower row painted under them)
     skin_rgb: np.ndarray  # the skin beside the mouth: the light the mouth is in
@@ -127,7 +126,6 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         dark_above=shadow(marks[UPPER_CUT].astype(np.float64), -ey),
         dark_below=shadow(marks[LOWER_CUT].astype(np.float64), ey),
         shows_teeth=bool(shows_teeth),
-        split=TEETH_SPLIT if shows_teeth else 0.5,
         open_gap_px=frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0,
         teeth_rgb=np.median(bright, axis=0) if shows_teeth else np.zeros(3, np.float32),
         skin_rgb=skin_rgb.astype(np.float32),
