@@ -111,8 +111,8 @@ def _usable_folder(folder: Path) -> None:
         if folder.exists() or folder.is_symlink():
             raise OSError(errno.ENOTDIR, "it is not a folder", str(folder))
         folder.mkdir(parents=True, exist_ok=True)
-    if own_folder(folder) is None:
-        what = "not a folder" if not folder.is_dir() else "a folder of another user's"
+    if own_folder(folder) is None:  # a folder, but another user's or reached through a link
+        what = "a link" if folder.is_symlink() else "a folder of another user's"
         raise OSError(errno.EPERM, f"it is {what}", str(folder))
 
 
