@@ -122,7 +122,7 @@ class OutputConfig:
 
 @dataclass(frozen=True)
 class VideoConfig:
-    crf: int = 20
+    crf: int = 16
     x264_preset: str = "veryfast"
     audio_bitrate: str = "128k"
     audio_rate: int = 44100

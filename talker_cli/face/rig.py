@@ -104,8 +104,9 @@ def mouth_frame(landmarks: np.ndarray, split: float = 0.5) -> MouthFrame:
     )
 
 
-CORNERS_IN = 0.14  # pixels each corner moves in per pixel the lips part at the centre (with the interior's
-# corner shade, painter.CORNER_SHADE, FaceMesh reads the open mouth as wide as at rest, as filmed mouths read)
+CORNERS_IN = 0.12  # pixels each corner moves in per pixel the lower lip drops at the centre (with the
+# interior's corner shade, painter.CORNER_SHADE, FaceMesh reads the open mouth about as wide as at rest,
+# as filmed mouths read: bench/lip_split.py finds their corners 0-0.2 of the opening further out)
 # How far to each side of the mouth's centre the jaw carries the chin (a Gaussian's width, in eye
 # distances): the jaw is as wide as the face, not as the mouth (FaceMesh's jaw 172-397 is 1.25-1.3
 # eye distances on six photos whose mouths are 2.8-3.9 half widths per eye distance); it was 1.7
