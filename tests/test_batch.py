@@ -207,7 +207,8 @@ def test_a_killed_render_leaves_no_corrupt_output_and_resumes(workspace, delay_s
         assert ffprobe(out / "k.mp4")["format"]["duration"]
     else:
         # SIGTERM before talker's handler is installed (still importing) ends it the default way
-        assert code in ((143, -signal.SIGTERM) if sig == signal.SIGTERM else (-signal.SIGKILL,))
+        assert code in ((143, -signal.SIGTERM) if sig == signal.SIGTERM else (-signal.SIGKILL,)), \
+            process.stderr.read().decode(errors="replace")[-3000:]  # what talker said, if it failed otherwise
         # Killed between the renames at the end: what is there is whole, and the manifest, renamed
         # last, is there only when everything else is.
         finals = {"k.mp4", "k.blendshapes.json", "k.srt", "k.json"}

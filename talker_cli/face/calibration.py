@@ -65,3 +65,26 @@ def calibrate(draw: Callable[[float], np.ndarray], read: Callable[[list[np.ndarr
     opening, closing = seen[:len(frames)], seen[len(frames):][::-1]
     both = np.where(np.isnan(opening), closing, np.where(np.isnan(closing), opening, (opening + closing) / 2))
     return fit_curve(np.array(PROBES), both)
+
+
+def curve_record(curve: OpeningCurve) -> dict:
+    """The curve as JSON-ready numbers (the work cache keeps it per photo)."""
+    return {"asked": list(curve.asked), "drawn": list(curve.drawn)}
+
+
+def curve_from_record(record: object) -> OpeningCurve | None:
+    """A kept curve, or None where it is not one this module could have made: two lists of the same
+    length, at least two points, finite, from (0, 0), increasing, drawn within the probes' range
+    (a damaged or planted entry is calibrated again, never drawn from)."""
+    if record == curve_record(AS_DRAWN):  # a face the tracker did not read: drawn as asked
+        return AS_DRAWN
+    try:
+        asked = tuple(float(x) for x in record["asked"])  # type: ignore[index]
+        drawn = tuple(float(x) for x in record["drawn"])  # type: ignore[index]
+    except (TypeError, KeyError, ValueError):
+        return None
+    points = np.array([asked, drawn]) if len(asked) == len(drawn) else np.zeros((2, 0))
+    if (points.shape[1] < 2 or not np.isfinite(points).all() or asked[0] != 0.0 or drawn[0] != 0.0
+            or (np.diff(points, axis=1) <= 0).any() or max(drawn) > max(PROBES) or max(asked) > 1.0):
+        return None
+    return OpeningCurve(asked=asked, drawn=drawn)

@@ -119,7 +119,9 @@ class FrameRenderer:
     change between frames (grids, the matte, the mouth's fields on the lips) is computed here, once.
     """
 
-    def __init__(self, photo: FacePhoto):
+    def __init__(self, photo: FacePhoto, curve: OpeningCurve | None = None):
+        """curve: this photo's opening curve as calibrated before (the work cache keeps it by the
+        photo's content); without one the renderer calibrates it (0.2-0.5 s)."""
         import cv2
 
         self.cv2 = cv2
@@ -159,7 +161,7 @@ class FrameRenderer:
         self.lips_feather = np.minimum(fy[:, None], fx[None, :]).astype(np.float32)
         self.lips_unfeather = 1 - self.lips_feather
         # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
-        self.scale = replace(self.scale, curve=calibrate(self._drawn_open, read_mouth_openings))
+        self.scale = replace(self.scale, curve=curve or calibrate(self._drawn_open, read_mouth_openings))
 
     def _drawn_open(self, opening: float) -> np.ndarray:
         """The still face with its lips drawn `opening` eye distances apart by the jaw."""
