@@ -238,15 +238,10 @@ def render(
 
 
 def _run_request(request, progress) -> dict:
-    """One job from the command line, render or lipsync: checked, its devices locked, run."""
-    from .gpu.locks import device_locks
-    from .pipeline import run_job
-    from .gpu.preflight import gpus_used
+    """One job from the command line, render or lipsync, run as the Python API runs it (api.run)."""
+    from .api import run
 
-    job = request.job()
-    job.run.meter = progress.meter
-    with device_locks(gpus_used(job.config, request.audio is not None, request.reply), _check_wait(request.wait_s)):
-        return run_job(job, on_stage=progress)
+    return run(request, on_stage=progress, meter=progress.meter)
 
 
 @app.command()
