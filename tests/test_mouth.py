@@ -128,6 +128,29 @@ def test_a_photo_open_at_rest_closes_at_rest_and_opens_wider_for_a_vowel(open_at
     assert opening_of(find_landmarks(renderer.render(pose("aa"), 0))) > own + 0.04
 
 
+def test_a_photo_open_at_rest_keeps_its_opening_until_the_mouth_first_moves(open_at_rest, closed_lips):
+    """Filmed speakers whose first frame is open hold it through the silence before they speak (GRID
+    s1's four such clips): the video begins on the photo itself, and the track takes over as the mouth
+    first moves; its later pauses and closures close it as before."""
+    import cv2
+
+    phones = [("SIL", 0, 0.8), ("B", 0.8, 0.87), ("AA", 0.87, 1.2), ("SIL", 1.2, 2.4)]
+    track = _track(phones, 2.4)
+    photo, renderer = open_at_rest
+    own = opening_of(photo.landmarks_px)
+    first = renderer.render(track, 0)
+    grey = lambda image, photo: cv2.cvtColor(image[mouth_box(photo)], cv2.COLOR_RGB2GRAY).astype(np.float32)  # noqa: E731
+    assert np.abs(grey(first, photo) - grey(photo.image_rgb, photo)).mean() < 1.5  # the photo's own mouth, not shut
+    assert abs(opening_of(find_landmarks(first)) - own) < 0.015
+    centres = (np.arange(track.frame_count) + 0.5) / track.fps
+    b = int(np.flatnonzero((centres > 0.8) & (centres < 0.87))[0])
+    assert opening_of(find_landmarks(renderer.render(track, b))) < 0.03  # shut for the B
+    assert opening_of(find_landmarks(renderer.render(track, track.frame_count - 1))) < 0.03  # at rest after speech
+    # a photo with its lips shut begins on itself as it did
+    photo, renderer = closed_lips
+    assert np.abs(grey(renderer.render(track, 0), photo) - grey(photo.image_rgb, photo)).mean() < 1.5
+
+
 def _mouth_pixels(photo, renderer, viseme):
     """The frame's pixels between the deformed inner lips (where the interior is drawn)."""
     import cv2

@@ -41,11 +41,32 @@ class MouthScale:
     curve: OpeningCurve = AS_DRAWN
 
 
-def basis_weights(track: BlendshapeTrack, frame: int, scale: MouthScale) -> np.ndarray:
+# Before the mouth first moves, a photo open at rest keeps its own opening: filmed speakers whose first
+# frame is open hold it through the silence before they speak (GRID s1's four such clips, 0.33-0.7 s;
+# talker had shut it on the first frame). It gives way to the track over this long before the track's
+# first movement (which itself leads the sound: visemes.lookahead_s, the breath before speaking).
+LEAD_HOLD_S = 0.15
+# The weights that move the lips for speech (an emotion's smile from the first frame is not speech).
+SPEECH_MOVES = ("jawOpen", "mouthClose", "mouthFunnel", "mouthPucker", "mouthLowerDownLeft", "mouthLowerDownRight",
+                "mouthUpperUpLeft", "mouthUpperUpRight")
+
+
+def lead_hold(track: BlendshapeTrack) -> np.ndarray:
+    """Per frame, how much of the photo's own opening is kept: 1 before the track's first movement for
+    speech, easing to 0 over LEAD_HOLD_S up to it, 0 from it on."""
+    columns = [list(track.names).index(name) for name in SPEECH_MOVES if name in track.names]
+    moving = np.flatnonzero((track.weights[:, columns] > 0.01).any(axis=1))
+    onset = int(moving[0]) if len(moving) else len(track.weights)
+    t = np.clip((onset - np.arange(len(track.weights))) / max(LEAD_HOLD_S * track.fps, 1.0), 0.0, 1.0)
+    return (t * t * (3 - 2 * t)).astype(np.float32)
+
+
+def basis_weights(track: BlendshapeTrack, frame: int, scale: MouthScale, hold: float = 0.0) -> np.ndarray:
     """The rig's basis weights for one frame of the track. The lips part by what the track asks for
     (blendshapes.lip_opening) in this face's pixels: a photo open at rest is opened further from its
     own opening, or closed where the track asks for less (at rest, real lips meet: a smile's lips
-    close over its teeth, which show again as the mouth opens)."""
+    close over its teeth, which show again as the mouth opens), except for the share `hold` of its
+    opening kept before the mouth first moves (lead_hold)."""
     w = dict(zip(track.names, track.weights[frame]))
     both = lambda name: 0.5 * (w[f"{name}Left"] + w[f"{name}Right"])  # noqa: E731
     close = w["mouthClose"]
@@ -55,7 +76,7 @@ def basis_weights(track: BlendshapeTrack, frame: int, scale: MouthScale) -> np.n
     unit = scale.eye_px * (drawn / asked if asked > 1e-6 else 1.0)  # the drawn eye distance
     jaw_px = JAW_OPENING * w["jawOpen"] * unit
     gap_px, rest = jaw_px * (1 - close), scale.rest_gap_px
-    closing = (rest - gap_px) / rest if gap_px < rest else 0.0  # the share of the photo's opening to close
+    closing = (1 - hold) * (rest - gap_px) / rest if gap_px < rest else 0.0  # the share of the photo's opening to close
     parting, dropping = max(gap_px - rest, 0.0), max(jaw_px - rest, 0.0)
     values = {
         "lipgap": (1 - UPPER_SHARE) * parting, "chin": (1 - UPPER_SHARE) * dropping, "close": max(close, closing),
@@ -125,6 +146,7 @@ class FrameRenderer:
         import cv2
 
         self.cv2 = cv2
+        self._held: tuple[BlendshapeTrack | None, np.ndarray] = (None, np.zeros(0, np.float32))
         # One thread: ffmpeg encodes beside the drawing, and OpenCV's own thread pool only fought it
         # for the cores (bench/render.py: drawing and encoding about 20% faster at 60 s on 2 cores).
         cv2.setNumThreads(1)
@@ -184,7 +206,9 @@ class FrameRenderer:
 
     def render(self, track: BlendshapeTrack, index: int) -> np.ndarray:
         cv2 = self.cv2
-        weights = basis_weights(track, index, self.scale)
+        if self._held[0] is not track:  # computed once per track
+            self._held = (track, lead_hold(track))
+        weights = basis_weights(track, index, self.scale, float(self._held[1][index]))
         forward = self.head_transform(track, index)
         # Where each output pixel of the box comes from in the still photo: the head's inverse motion,
         # faded out by the matte (m * (inverse(p) - p), linear in p), minus the face's own deformation.
