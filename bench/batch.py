@@ -28,12 +28,12 @@ def main() -> None:
     parser.add_argument("--mode", choices=("both", "reused", "reloaded"), default="both")
     args = parser.parse_args()
 
-    from talker_cli.batch import run_batch
-    from talker_cli.batch_file import read_batch
+    from talker_cli.jobs.batch import run_batch
+    from talker_cli.jobs.batch_file import read_batch
     from talker_cli.cli import _force_offline
     from talker_cli.config import load_config
-    from talker_cli.pipeline import run_job
-    from talker_cli.stages import Job
+    from talker_cli.jobs.pipeline import run_job
+    from talker_cli.jobs.stages import Job
 
     _force_offline()
     with tempfile.TemporaryDirectory() as tmp:

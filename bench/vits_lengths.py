@@ -17,8 +17,8 @@ SENTENCE = "This sentence is one of several and it goes on for a while, said on 
 
 def main() -> None:
     from talker_cli.config import TalkerConfig
-    from talker_cli.pipeline import run_job
-    from talker_cli.stages import InputStage, Job, PreflightStage, TtsStage
+    from talker_cli.jobs.pipeline import run_job
+    from talker_cli.jobs.stages import InputStage, Job, PreflightStage, TtsStage
     from tests.model_builders import save_coqui_vits
 
     folder = Path(tempfile.mkdtemp())

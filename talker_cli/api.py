@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .job_request import FLAG_SETTINGS, JobRequest, settings_of
+from .jobs.job_request import FLAG_SETTINGS, JobRequest, settings_of
 
 LIPSYNC_FLAGS = set(FLAG_SETTINGS) - {"max_side", "crop"}  # a lipsync job draws no video
 
@@ -33,7 +33,7 @@ def run(request: JobRequest, on_stage: Callable[[str, Any], None] | None = None,
     from .gpu.locks import device_locks
     from .gpu.preflight import gpus_used
     from .offline import force_offline
-    from .pipeline import run_job
+    from .jobs.pipeline import run_job
 
     if not math.isfinite(request.wait_s) or request.wait_s < 0:
         raise UsageError(f"--wait must be a number of seconds, 0 or more, got {request.wait_s}")

@@ -44,7 +44,7 @@ def decode_audio(path: Path, sample_rate: int, channel: int | None = None) -> np
 
 def _decoded(path: Path, sample_rate: int, channel: int | None = None) -> np.ndarray:
     """The file's samples as ffmpeg decodes them (a float WAV's NaN and infinities kept)."""
-    from .input_files import check_file
+    from .jobs.input_files import check_file
 
     check_file(path, "audio file")  # a FIFO or a device would leave ffmpeg waiting or reading forever
     if path.stat().st_size == 0:

@@ -112,7 +112,7 @@ class Progress:
         """How far a long stage has come (progress.py): a bar under the stage's spinner on a
         terminal, a plain line every few seconds otherwise, nothing when quiet."""
         if self._meter is None:
-            from .progress import meter_for
+            from .jobs.progress import meter_for
 
             if self.status is not None:  # the bar takes the spinner's place
                 self.status.stop()
@@ -222,7 +222,7 @@ def render(
     """Render an MP4 of the photo's face saying the text or the recording."""
     progress = Progress(quiet)
     with _command(quiet, progress):
-        from .job_request import JobRequest, settings_of
+        from .jobs.job_request import JobRequest, settings_of
 
         settings = settings_of(fps=fps, max_side=max_side, seed=seed, formats=formats, dat_frame_rate=dat_frame_rate,
                                emotion=emotion, head_motion=head_motion, blink_rate=blink_rate, mouth_scale=mouth_scale,
@@ -278,7 +278,7 @@ def lipsync(
     With a text, its speech is written as OUT.wav beside them."""
     progress = Progress(quiet)
     with _command(quiet, progress):
-        from .job_request import JobRequest, settings_of
+        from .jobs.job_request import JobRequest, settings_of
 
         settings = settings_of(fps=fps, seed=seed, formats=formats, dat_frame_rate=dat_frame_rate, emotion=emotion,
                                head_motion=head_motion, blink_rate=blink_rate, mouth_scale=mouth_scale,
@@ -341,9 +341,9 @@ def check_gpu(
     """
     with _command(quiet=True):
         from .gpu.probe import probe_devices
-        from .job_request import JobRequest, settings_of
+        from .jobs.job_request import JobRequest, settings_of
         from .gpu.preflight import decide, plan_job
-        from .stages import check_job, verdict_summary
+        from .jobs.stages import check_job, verdict_summary
 
         settings = settings_of(llm_model=llm_model, asr_model=asr_model, tts_model=tts_model, tts_backend=tts_backend,
                                language=language, mem_ratio=mem_ratio)
@@ -381,22 +381,22 @@ def batch(
     """Render every job of a batch file. Exit 0: all done; 10: some failed; 11: all failed."""
     progress = Progress(quiet)
     with _command(quiet, progress):
-        from .batch import run_batch, summary_table
-        from .batch_file import read_batch
+        from .jobs.batch import run_batch, summary_table
+        from .jobs.batch_file import read_batch
         from .config import load_config
         from .gpu.locks import device_locks
 
         specs = read_batch(jobs_file, allow)
-        from .batch import job_config
+        from .jobs.batch import job_config
 
         for key in {(s.preset or preset, s.settings) for s in specs}:
             job_config(*key)  # an unknown preset or a bad setting fails the batch before any work
-        from .batch import check_batch_paths
+        from .jobs.batch import check_batch_paths
 
         check_batch_paths(specs, jobs_file, out_dir, preset, metrics_file)
         out_dir.mkdir(parents=True, exist_ok=True)
         if ray_address is not None:
-            from .ray_runner import run_batch_on_ray
+            from .jobs.ray_runner import run_batch_on_ray
 
             # Ray places GPU jobs by its own GPU accounting; each worker's preflight reserves memory.
             summary = run_batch_on_ray(specs, out_dir.resolve(), preset, force, ray_address)
@@ -408,7 +408,7 @@ def batch(
             with device_locks(sorted(gpus), _check_wait(wait)):
                 summary = run_batch(specs, out_dir, preset, force=force, on_stage=progress, meter=progress.meter)
         if metrics_file is not None:
-            from .metrics import write_metrics
+            from .jobs.metrics import write_metrics
 
             write_metrics(metrics_file, summary)
     if not quiet:

@@ -165,7 +165,7 @@ def preset_path(name_or_path: str) -> Path:
     """A preset is a name from presets/ or a path to a TOML file."""
     candidate = Path(name_or_path)
     if candidate.suffix == ".toml":
-        from .input_files import check_file
+        from .jobs.input_files import check_file
 
         check_file(candidate, "preset file", UsageError)
         return candidate

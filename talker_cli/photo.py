@@ -67,7 +67,7 @@ def read_image(path: Path) -> np.ndarray:
 
     from PIL import Image, ImageOps, UnidentifiedImageError
 
-    from .input_files import check_file
+    from .jobs.input_files import check_file
 
     check_file(path, "photo")  # a FIFO would leave Pillow waiting, a device reading forever
     try:

@@ -24,7 +24,7 @@ from talker_cli.llms.transformers_llm import _dequantized_dir
 from talker_cli.aligners.mfa import MfaAligner, prepare_corpus, track_from_textgrid
 from talker_cli.gpu.model_specs import spec_from_folder, spec_from_whisper_checkpoint
 from talker_cli.aligners.phonemes import mfa_label
-from talker_cli.stages import AsrStage, Job
+from talker_cli.jobs.stages import AsrStage, Job
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from talker_cli.audio_io import ffmpeg_exe, write_wav
-from talker_cli.batch_file import read_batch
+from talker_cli.jobs.batch_file import read_batch
 from talker_cli.cli import app
 from talker_cli.gpu.locks import BusyError, device_locks
 from talker_cli.errors import UsageError
@@ -305,8 +305,8 @@ def test_batch_on_a_local_ray_cluster(workspace):
 
 
 def test_ray_gpu_requests_come_from_the_plan(workspace):
-    from talker_cli.batch_file import JobSpec
-    from talker_cli.ray_runner import gpus_for
+    from talker_cli.jobs.batch_file import JobSpec
+    from talker_cli.jobs.ray_runner import gpus_for
 
     photo = workspace / "face.png"
     assert gpus_for(JobSpec(1, photo, "a.mp4", text="hi"), "gpu-12gb") == 0  # TTS runs on the CPU
@@ -369,7 +369,7 @@ def test_ctrl_c_stops_a_render_with_130_and_leaves_nothing(workspace):
     ("blink_rate", "often", "column blink_rate: 'often' is not a number"),
 ])
 def test_a_bad_value_in_a_batch_line_names_the_file_the_line_and_the_column(tmp_path, column, value, says):
-    from talker_cli.batch_file import read_batch
+    from talker_cli.jobs.batch_file import read_batch
     from talker_cli.errors import UsageError
 
     jobs = tmp_path / "jobs.csv"
@@ -381,7 +381,7 @@ def test_a_bad_value_in_a_batch_line_names_the_file_the_line_and_the_column(tmp_
 
 def test_a_complete_output_made_with_another_config_is_not_complete(tmp_path):
     """The fast twin of the whole re-run: the completeness check itself compares the config's digest."""
-    from talker_cli.batch import is_complete
+    from talker_cli.jobs.batch import is_complete
     from talker_cli.config import load_config
 
     config, other = load_config("cpu", {}), load_config("cpu", {"render": {"fps": 30}})

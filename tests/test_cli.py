@@ -153,7 +153,7 @@ def test_progress_says_when_a_stage_was_reused_from_the_work_cache(caplog):
     import logging
 
     from talker_cli.cli import Progress
-    from talker_cli.pipeline import StageReport
+    from talker_cli.jobs.pipeline import StageReport
 
     progress = Progress(quiet=False)  # stderr is not a terminal here: plain log lines
     with caplog.at_level(logging.INFO, logger="talker"):

@@ -15,7 +15,7 @@ from talker_cli.voices.coqui_tts import (MAX_SEGMENT_CHARS, checkpoint_in, resol
                                   split_segments)
 from talker_cli.artifacts import Script  # noqa: E402
 from talker_cli.config import TalkerConfig, TtsConfig  # noqa: E402
-from talker_cli.stages import Job  # noqa: E402
+from talker_cli.jobs.stages import Job  # noqa: E402
 from talker_cli.errors import ModelMissingError, UsageError  # noqa: E402
 from talker_cli.gpu.model_specs import spec_from_coqui_folder  # noqa: E402
 from talker_cli.gpu.preflight import JobSize, plan_job, text_size  # noqa: E402
@@ -115,8 +115,8 @@ def test_an_unknown_speaker_is_refused_before_any_stage_runs(vits_folder, face_p
                                                             speaker, message):
     import TTS.tts.models
 
-    from talker_cli.pipeline import run_job
-    from talker_cli.stages import PreflightStage
+    from talker_cli.jobs.pipeline import run_job
+    from talker_cli.jobs.stages import PreflightStage
 
     from .test_pipeline import Recorder
 
@@ -183,7 +183,7 @@ def test_a_character_voice_goes_to_pocketsphinx_which_refuses_speech_that_is_not
     from talker_cli.aligners.alignment import PocketsphinxAligner, make_aligner
     from talker_cli.config import AlignmentConfig
     from talker_cli.errors import InputError
-    from talker_cli.stages import AlignmentStage
+    from talker_cli.jobs.stages import AlignmentStage
 
     folder = save_coqui_vits(tmp_path / "chars", phonemes=False, **TINY_VITS)
     engine = make_tts(TtsConfig(backend="coqui", voice=str(folder)))

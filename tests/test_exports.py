@@ -211,7 +211,7 @@ def test_lipsync_of_a_recording_is_the_track_render_makes_of_it(tmp_path, face_p
 
 
 def test_an_output_stem_keeps_its_dots_and_drops_only_our_own_suffix(tmp_path):
-    from talker_cli.outputs import output_files
+    from talker_cli.jobs.outputs import output_files
 
     files = output_files(tmp_path / "take.v2", ("rhubarb-json",), video=False, speech=True)
     assert files["speech"].name == "take.v2.wav" and files["rhubarb-json"].name == "take.v2.rhubarb.json"

@@ -20,9 +20,9 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 from talker_cli.config import TalkerConfig  # noqa: E402
 from talker_cli.errors import ResourceError  # noqa: E402
 from talker_cli.gpu.model_specs import spec_from_folder  # noqa: E402
-from talker_cli.pipeline import run_job  # noqa: E402
+from talker_cli.jobs.pipeline import run_job  # noqa: E402
 from talker_cli.gpu.reservation import Reservation  # noqa: E402
-from talker_cli.stages import Job, PreflightStage, Stage  # noqa: E402
+from talker_cli.jobs.stages import Job, PreflightStage, Stage  # noqa: E402
 from talker_cli.gpu.vram_plan import GIB, Workload, plan_stage, reservation_bytes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,7 +208,7 @@ def test_quantized_llm_weights_match_the_plan(models, quantize):
 def test_coqui_vits_speaks_inside_its_plan_on_the_gpu(tmp_path):
     """The released VCTK VITS shape, random-init: preflight plans the longest segment and reserves;
     the TTS stage then makes no allocation from the driver and stays under its plan."""
-    from talker_cli.stages import InputStage, TtsStage
+    from talker_cli.jobs.stages import InputStage, TtsStage
 
     from .model_builders import save_coqui_vits
 

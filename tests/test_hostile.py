@@ -188,7 +188,7 @@ def test_a_batch_preset_file_outside_the_allowed_folders_is_refused(place):
 def test_a_partial_file_is_stale_only_when_no_living_writer_holds_it(place):
     import fcntl
 
-    from talker_cli.outputs import OutputSet, output_files
+    from talker_cli.jobs.outputs import OutputSet, output_files
 
     live = OutputSet(output_files(place / "out" / "a.mp4", ("srt",)))  # a writer alive in this process, whatever PID others see
     live.write_text("srt", "1\n")
@@ -317,7 +317,7 @@ def test_a_16_bit_photo_is_scaled_not_clipped():
 
 
 def test_a_csv_saved_by_excel_with_a_byte_order_mark_reads(place):
-    from talker_cli.batch_file import read_batch
+    from talker_cli.jobs.batch_file import read_batch
 
     (place / "jobs.csv").write_bytes("\ufeffphoto,text,output\nface.png,Hi.,a.mp4\n".encode())
     (spec,) = read_batch(place / "jobs.csv")
@@ -399,7 +399,7 @@ def test_a_special_or_endless_text_file_is_refused_at_once(place, what, make, sa
 
 def test_a_text_file_is_read_no_further_than_its_limit_allows(tmp_path):
     from talker_cli.errors import InputError
-    from talker_cli.stages import read_text_file
+    from talker_cli.jobs.stages import read_text_file
 
     path = tmp_path / "long.txt"
     path.write_text("é" * 1000, encoding="utf-8")  # 2,000 bytes
@@ -566,7 +566,7 @@ def test_a_link_planted_where_a_run_writes_its_partial_manifest_is_not_followed(
     import secrets
 
     from talker_cli.errors import TalkerError
-    from talker_cli.outputs import OutputSet, output_files
+    from talker_cli.jobs.outputs import OutputSet, output_files
 
     target = tmp_path / "victim.txt"
     target.write_text("keep me")
@@ -708,7 +708,8 @@ def test_a_disk_that_fills_at_any_stage_is_exit_5_and_leaves_no_output(place, mo
 
     from typer.testing import CliRunner
 
-    from talker_cli import outputs, stages
+    from talker_cli.jobs import outputs
+from talker_cli.jobs import stages
     from talker_cli.cli import app
 
     def full(*args, **kwargs):

@@ -306,7 +306,7 @@ def test_the_llm_stage_asks_for_and_checks_the_jobs_language(tmp_path):
     from talker_cli.artifacts import Script
     from talker_cli.config import LlmConfig, TalkerConfig
     from talker_cli.errors import StageError
-    from talker_cli.stages import Job, LlmStage
+    from talker_cli.jobs.stages import Job, LlmStage
 
     from talker_cli.llms.chat import FittedPrompt
 

@@ -6,8 +6,8 @@ import pytest
 
 from talker_cli.config import AsrConfig, LlmConfig, TalkerConfig, TtsConfig
 from talker_cli.errors import InputError, ModelMissingError, StageError
-from talker_cli.pipeline import run_job
-from talker_cli.stages import Job, PreflightStage, RunContext, Stage
+from talker_cli.jobs.pipeline import run_job
+from talker_cli.jobs.stages import Job, PreflightStage, RunContext, Stage
 
 
 class Recorder(Stage):
@@ -118,7 +118,7 @@ class Made(Recorder):
 
 
 def test_finished_stages_are_reused_after_a_failure_and_force_redoes_them(tmp_path):
-    from talker_cli.work_cache import WorkCache
+    from talker_cli.jobs.work_cache import WorkCache
 
     class Flaky(Recorder):
         fail_next = True
@@ -161,7 +161,7 @@ def cached_job(tmp_path, cache):
 
 
 def test_a_damaged_work_cache_entry_is_made_again_not_a_failed_job(tmp_path, caplog):
-    from talker_cli.work_cache import WorkCache
+    from talker_cli.jobs.work_cache import WorkCache
 
     cache = WorkCache(tmp_path / "cache")
     events = []
@@ -183,7 +183,7 @@ def test_a_work_cache_entry_someone_else_could_have_made_is_not_used(tmp_path, m
     """A cache folder a team shares (TALKER_WORK_CACHE): another user could plant any result under a key."""
     import os
 
-    from talker_cli.work_cache import WorkCache
+    from talker_cli.jobs.work_cache import WorkCache
 
     cache = WorkCache(tmp_path / "cache")
     key = cache.key("tts", {"text": "hi"})
@@ -221,7 +221,7 @@ def test_a_missing_model_is_refused_before_any_stage_runs_on_the_cpu_too(tmp_pat
 
 
 def test_outputs_are_renamed_into_place_not_copied(tmp_path):
-    from talker_cli.outputs import OutputSet, output_files
+    from talker_cli.jobs.outputs import OutputSet, output_files
 
     outputs = OutputSet(output_files(tmp_path / "o.mp4", ()))
     outputs.temp("video").write_bytes(b"video")
@@ -239,7 +239,7 @@ def test_two_runs_finishing_one_output_take_turns(tmp_path):
     import os
     import threading
 
-    from talker_cli.outputs import OutputSet, output_files
+    from talker_cli.jobs.outputs import OutputSet, output_files
 
     outputs = OutputSet(output_files(tmp_path / "o.mp4", ("srt",)))
     outputs.write_text("srt", "mine")
@@ -260,7 +260,7 @@ def test_a_stage_is_loaded_once_per_placement_and_each_job_runs_where_it_was_pla
     loaded once per placement, and each job runs on its own."""
     from dataclasses import replace
 
-    from talker_cli.pipeline import run_jobs
+    from talker_cli.jobs.pipeline import run_jobs
 
     events = []
 
@@ -311,7 +311,7 @@ def test_the_work_cache_keeps_what_was_used_lately_within_its_size(tmp_path, mon
     import os
     import time
 
-    from talker_cli.work_cache import WorkCache
+    from talker_cli.jobs.work_cache import WorkCache
 
     cache = WorkCache(tmp_path / "cache", max_bytes=3100, keep_unused_s=86400)  # three entries
     now = time.time()
@@ -340,7 +340,7 @@ def test_the_work_cache_keeps_what_was_used_lately_within_its_size(tmp_path, mon
 
 
 def test_a_run_prunes_the_work_cache_once_when_it_stores(tmp_path, monkeypatch):
-    from talker_cli.work_cache import WorkCache
+    from talker_cli.jobs.work_cache import WorkCache
 
     cache = WorkCache(tmp_path / "cache")
     calls = []
@@ -353,7 +353,7 @@ def test_a_run_prunes_the_work_cache_once_when_it_stores(tmp_path, monkeypatch):
 def test_a_work_cache_that_cannot_be_written_is_said_once_and_the_job_goes_on(tmp_path, caplog):
     import errno
 
-    from talker_cli.work_cache import WorkCache
+    from talker_cli.jobs.work_cache import WorkCache
 
     def full_disk(folder):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -374,8 +374,8 @@ def test_a_work_cache_that_cannot_be_written_is_said_once_and_the_job_goes_on(tm
 
 
 def test_a_batch_reports_its_jobs_done_failed_ones_included(tmp_path):
-    from talker_cli.batch import run_batch
-    from talker_cli.batch_file import JobSpec
+    from talker_cli.jobs.batch import run_batch
+    from talker_cli.jobs.batch_file import JobSpec
 
     class FailsOnJob2(Recorder):
         def run(self, job):
@@ -397,11 +397,13 @@ def test_a_change_to_talkers_code_is_a_new_work_cache_key(tmp_path, monkeypatch)
     must not be taken as this code's (the version number is not bumped for every change)."""
     import shutil
 
-    from talker_cli import work_cache
-    from talker_cli.work_cache import WorkCache, fingerprint
+    import talker_cli
+    from talker_cli.jobs import work_cache
+    from talker_cli.jobs.work_cache import WorkCache, code_fingerprint, fingerprint
 
+    assert code_fingerprint() == fingerprint(Path(talker_cli.__file__).parent)  # all of talker, not one package
     package = tmp_path / "talker_cli"
-    shutil.copytree(Path(work_cache.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(talker_cli.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
     before = fingerprint(package)
     (package / "listening" / "asr.py").write_text((package / "listening" / "asr.py").read_text() + "\n# changed\n")
     assert fingerprint(package) != before

@@ -8,7 +8,7 @@ import json
 from typer.testing import CliRunner
 
 from talker_cli.cli import app
-from talker_cli.progress import LINE_EVERY_S, ProgressLines, meter_for, no_meter, time_left
+from talker_cli.jobs.progress import LINE_EVERY_S, ProgressLines, meter_for, no_meter, time_left
 
 
 def test_plain_lines_come_every_few_seconds_with_the_time_left_and_at_the_end(caplog):

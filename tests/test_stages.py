@@ -139,7 +139,7 @@ def test_llm_stage_leaves_no_tensor_behind():
     import torch
 
     from talker_cli.config import TalkerConfig
-    from talker_cli.stages import Job, LlmStage
+    from talker_cli.jobs.stages import Job, LlmStage
 
     def tensor_bytes():
         gc.collect()
@@ -169,7 +169,7 @@ def test_the_speech_cache_key_follows_every_tts_setting():
 
     from talker_cli.artifacts import Script
     from talker_cli.config import TalkerConfig
-    from talker_cli.stages import Job, TtsStage
+    from talker_cli.jobs.stages import Job, TtsStage
 
     def key(config):
         job = Job(photo=Path("p.png"), output=Path("o.mp4"), config=config, text="Hi.")
@@ -188,7 +188,7 @@ def test_the_speech_cache_key_follows_the_voice_that_speaks_not_only_the_setting
     from talker_cli.voices import tts
     from talker_cli.artifacts import Script
     from talker_cli.config import TalkerConfig
-    from talker_cli.stages import Job, TtsStage
+    from talker_cli.jobs.stages import Job, TtsStage
 
     def key():
         job = Job(photo=Path("p.png"), output=Path("o.mp4"), config=TalkerConfig(), text="你好。", language="zh")
@@ -257,7 +257,7 @@ def test_a_reply_to_a_recording_is_spoken_by_the_voice_and_the_face_follows_that
 
     from talker_cli.artifacts import Artifacts, Speech
     from talker_cli.config import TalkerConfig
-    from talker_cli.stages import Job, TtsStage
+    from talker_cli.jobs.stages import Job, TtsStage
 
     recording = Speech(np.zeros(16000, np.float32), 16000, "recording")
     job = Job(photo=None, output=tmp_path / "a", config=TalkerConfig(), audio=tmp_path / "r.wav", reply=True)

@@ -66,16 +66,24 @@ FAMILIES = {
     "llms": {"llm", "models", "chat", "transformers_llm", "llama_cpp_llm"},
     "gpu": {"preflight", "reservation", "vram_plan", "probe", "locks", "model_specs"},
     "listening": {"asr", "whisper_frames", "whisper_models", "voice_activity"},
+    "jobs": {"job_request", "stages", "pipeline", "batch", "batch_file", "ray_runner", "work_folder", "work_cache",
+             "outputs", "input_files", "progress", "metering", "metrics"},
 }
 
 
 def test_each_family_of_modules_lives_in_its_own_package():
-    """The renderer (face/), the voices, the aligners, the LLMs, the GPU preflight and listening each in a package, as
-    the formats live in exports/."""
+    """The renderer (face/), the voices, the aligners, the LLMs, the GPU preflight, listening and running jobs each
+    in a package, as the formats live in exports/."""
     top = {p.stem for p in PACKAGE.glob("*.py")}
     for package, modules in FAMILIES.items():
         assert not modules & top, f"{package} modules outside talker_cli/{package}/: {sorted(modules & top)}"
         assert modules <= {p.stem for p in (PACKAGE / package).glob("*.py")}, package
+
+
+def test_at_most_a_dozen_modules_stay_at_the_top():
+    """The CLI, the API, config, errors, artifacts and the like: the rest lives with its family."""
+    top = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "__main__"}
+    assert len(top) <= 12, sorted(top)
 
 
 def test_each_package_imports_on_its_own():

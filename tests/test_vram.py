@@ -367,7 +367,7 @@ def test_render_falls_back_to_the_cpu_and_says_so(monkeypatch, tmp_path, face_ph
 
 
 def test_a_stage_on_plain_cuda_uses_the_reservation_of_cuda_0():
-    from talker_cli.stages import Job
+    from talker_cli.jobs.stages import Job
 
     job = Job(photo=None, output=None, config=gpu_config(), text="hi")
     assert job.stage_device("llm") == "cuda:0" and job.stage_device("render") == "cpu"

@@ -6,7 +6,7 @@ import fcntl
 import os
 import time
 
-from talker_cli.work_folder import LOCK, STALE_S, remove_abandoned, work_folder
+from talker_cli.jobs.work_folder import LOCK, STALE_S, remove_abandoned, work_folder
 
 
 def test_a_killed_runs_folder_goes_and_a_living_runs_stays(tmp_path, monkeypatch):
@@ -46,7 +46,7 @@ def test_a_killed_runs_folder_goes_and_a_living_runs_stays(tmp_path, monkeypatch
 
 
 def test_a_run_holds_its_folder_while_it_lives_and_removes_it_after(tmp_path, monkeypatch):
-    from talker_cli.outputs import held
+    from talker_cli.jobs.outputs import held
 
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     with work_folder() as root:

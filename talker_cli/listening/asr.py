@@ -16,7 +16,7 @@ from ..artifacts import Speech, Transcript, Word
 from ..offline import whisper_cache
 from ..config import AsrConfig
 from ..errors import InputError, ModelMissingError, UsageError
-from ..progress import Meter, no_meter
+from ..jobs.progress import Meter, no_meter
 from .whisper_models import bundled_whisper, multilingual_whisper
 
 ASR_RATE = 16000

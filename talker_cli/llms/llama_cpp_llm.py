@@ -19,7 +19,7 @@ import numpy as np
 from ..config import LlmConfig
 from ..errors import ModelMissingError, StageError, UsageError
 from .models import model_file, split_parts_of
-from ..progress import Meter, no_meter
+from ..jobs.progress import Meter, no_meter
 from .chat import FittedPrompt, fit_prompt, system_prompt
 from .models import resolve_llm_path
 

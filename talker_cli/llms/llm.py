@@ -19,7 +19,7 @@ from typing import Protocol
 from ..artifacts import Script
 from ..config import LlmConfig
 from ..errors import InputError, ModelMissingError, StageError, UsageError
-from ..progress import Meter, no_meter
+from ..jobs.progress import Meter, no_meter
 from .chat import FittedPrompt
 from .models import MULTILINGUAL_FIX, multilingual_default, resolve_llm_path, smollm2_gguf
 

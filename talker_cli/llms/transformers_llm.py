@@ -13,7 +13,7 @@ from ..config import LlmConfig
 from ..errors import ModelMissingError, UsageError
 from ..offline import cache_root
 from ..stamps import sha256_of, stamp, verified
-from ..progress import Meter, no_meter
+from ..jobs.progress import Meter, no_meter
 from .chat import FittedPrompt, fit_prompt, system_prompt
 from .models import model_file, resolve_llm_path, split_parts_of
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..artifacts import Speech
 from ..config import TtsConfig
-from ..progress import Meter, no_meter
+from ..jobs.progress import Meter, no_meter
 from ..errors import ModelMissingError, UsageError
 from ..gpu.model_specs import read_checkpoint_shapes
 from ..offline import coqui_home

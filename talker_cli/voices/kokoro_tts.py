@@ -24,7 +24,7 @@ import numpy as np
 
 from ..artifacts import Speech
 from ..config import TtsConfig
-from ..progress import Meter, no_meter
+from ..jobs.progress import Meter, no_meter
 from ..errors import ModelMissingError, UsageError
 from .speech_join import join_speech, metered
 

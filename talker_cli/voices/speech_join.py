@@ -14,7 +14,7 @@ from ..artifacts import Phone, Speech, Word
 from ..config import TtsConfig
 from ..errors import InputError
 from ..aligners.phonemes import ipa_durations_to_phones
-from ..progress import Meter
+from ..jobs.progress import Meter
 
 Piece = tuple[np.ndarray, "list[tuple[str, float]] | None"]
 

@@ -20,7 +20,7 @@ from .kokoro_tts import LANGUAGES as KOKORO_LANGUAGES
 from .kokoro_tts import KokoroTts
 from .kokoro_tts import installed as kokoro_installed
 from ..errors import ModelMissingError, UsageError
-from ..progress import Meter, no_meter
+from ..jobs.progress import Meter, no_meter
 from .speech_join import join_speech, metered
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .errors import ResourceError, StageError, TalkerError, os_error
+from .. import __version__
+from ..errors import ResourceError, StageError, TalkerError, os_error
 from .metering import StageMeter
 from .outputs import OutputSet
 from .stages import Job, Stage, render_stages

@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .offline import own_folder, work_cache_root
+from ..offline import own_folder, work_cache_root
 
 log = logging.getLogger("talker")
 
@@ -46,7 +46,7 @@ def fingerprint(package: Path) -> str:
 @cache
 def code_fingerprint() -> str:
     """talker's own fingerprint, read once per process (a few milliseconds)."""
-    return fingerprint(Path(__file__).resolve().parent)
+    return fingerprint(Path(__file__).resolve().parent.parent)  # the whole of talker_cli
 
 
 class WorkCache:

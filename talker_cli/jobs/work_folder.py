@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .offline import own_folder
+from ..offline import own_folder
 from .outputs import held
 
 PREFIX = "talker-run-"

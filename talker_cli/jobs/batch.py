@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from .batch_file import JobSpec
-from .config import TalkerConfig, load_config
-from .errors import ExitCode, TalkerError, UsageError
-from .photo import file_sha256
+from ..config import TalkerConfig, load_config
+from ..errors import ExitCode, TalkerError, UsageError
+from ..photo import file_sha256
 from .progress import Meter, no_meter
 from .stages import read_text_file, text_sha256
 
@@ -82,7 +82,7 @@ def check_batch_paths(specs: list[JobSpec], jobs_file: Path, out_dir: Path, defa
                       metrics_file: Path | None) -> None:
     """Every file the batch writes (each job's four, the summary, the metrics) is its own and none is an
     input of any job, the batch file or a preset: checked before any work."""
-    from .config import preset_path
+    from ..config import preset_path
     from .outputs import check_paths
 
     outputs = [(f"the {kind} of line {spec.line}", path) for spec in specs for kind, path in

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from ..errors import UsageError
 
 # flag -> (preset table, key): the command line's settings win over the preset
 FLAG_SETTINGS = {
@@ -56,7 +56,7 @@ class JobRequest:
         file read within its limit), before any stage runs. planned_only: the job check-gpu plans,
         which writes nothing and may have no input at all: no output is checked, and a recording is
         checked to be a file here, as no stage will read it."""
-        from .config import load_config, preset_path
+        from ..config import load_config, preset_path
         from .input_files import check_file
         from .outputs import check_paths
         from .stages import Job, RunContext, read_text_file

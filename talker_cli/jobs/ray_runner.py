@@ -17,19 +17,19 @@ from typing import Any
 
 from .batch import SUMMARY_NAME, run_batch, summarize, write_summary
 from .batch_file import JobSpec
-from .errors import ModelMissingError, UsageError
+from ..errors import ModelMissingError, UsageError
 
 
 def gpus_for(spec: JobSpec, default_preset: str) -> int:
-    from .config import load_config
-    from .gpu.preflight import gpus_used
+    from ..config import load_config
+    from ..gpu.preflight import gpus_used
 
     return int(bool(gpus_used(load_config(spec.preset or default_preset), spec.audio is not None, spec.reply)))
 
 
 def _render_one(spec: JobSpec, out_dir: str, default_preset: str, force: bool) -> dict[str, Any]:
-    from .errors import stop_cleanly_on_sigterm
-    from .offline import force_offline
+    from ..errors import stop_cleanly_on_sigterm
+    from ..offline import force_offline
 
     stop_cleanly_on_sigterm()
     force_offline()

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError, os_error
+from ..errors import UsageError, os_error
 
 
 def held(path: Path) -> bool:
@@ -42,7 +42,7 @@ def output_files(output: Path, formats: Sequence[str], video: bool = True, speec
     """Every file one job writes: for a render, `output` is the MP4 and the rest lie beside it under
     its stem; for animation only (no video), `output` is the stem itself (a suffix of ours is dropped).
     Keys: "video", "speech", "manifest" and each format's name."""
-    from .exports import FORMATS
+    from ..exports import FORMATS
 
     if video:
         if output.suffix.lower() != ".mp4":

@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .artifacts import Artifacts, Script, Speech
-from .config import TalkerConfig
-from .errors import InputError, NoGpuError, ResourceError
+from ..artifacts import Artifacts, Script, Speech
+from ..config import TalkerConfig
+from ..errors import InputError, NoGpuError, ResourceError
 from .outputs import OutputSet
 from .progress import Meter, no_meter
 
@@ -59,7 +59,7 @@ class Job:
 
     def output_files(self) -> dict[str, Path]:
         """Every file this job writes (checked before any work, written by the stages)."""
-        from .exports import parse_formats
+        from ..exports import parse_formats
         from .outputs import output_files
 
         video = self.photo is not None
@@ -147,14 +147,14 @@ class PreflightStage(Stage):
         self.torch_module = torch_module
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .gpu.preflight import decide, plan_job, stage_devices, stages_that_run, uses_gpu
+        from ..gpu.preflight import decide, plan_job, stage_devices, stages_that_run, uses_gpu
 
         size = check_job(job)
         wanted = [s for s, d in stage_devices(job.config).items() if uses_gpu(d) and s in stages_that_run(size)]
         if not wanted:
             job.vram = {"gpu": "not used"}
             return {"gpu": "not used"}
-        from .gpu.probe import probe_devices
+        from ..gpu.probe import probe_devices
 
         devices = (self.probe or probe_devices)()
         verdict = decide(plan_job(job.config, size), devices, job.config)
@@ -171,7 +171,7 @@ class PreflightStage(Stage):
 
     def after_all(self, jobs: list[Job]) -> None:
         """One reservation per device, sized for the largest job, shared by all of them."""
-        from .gpu.reservation import Reservation, sanitize_alloc_conf
+        from ..gpu.reservation import Reservation, sanitize_alloc_conf
 
         wanted: dict[str, int] = {}
         for job in jobs:
@@ -191,7 +191,7 @@ def check_job(job: Job):
     """What every preflight checks before planning memory (render, lipsync, batch, Ray and check-gpu
     alike): the job's size, every model its stages load found, its text's language and voice.
     Returns the JobSize the plan is made for."""
-    from .gpu.preflight import locate_models, stages_that_run
+    from ..gpu.preflight import locate_models, stages_that_run
 
     size = job_size(job)
     stages = stages_that_run(size)
@@ -218,17 +218,17 @@ def check_inputs(job: Job) -> None:
 def check_text_language(job: Job) -> None:
     """The job's language from the text (or as given), and its voice found and able to read the text:
     refused before any stage otherwise (a reply is checked when it is spoken)."""
-    from .language import as_spoken, decide_language
-    from .voices.tts import make_tts
+    from ..language import as_spoken, decide_language
+    from ..voices.tts import make_tts
 
-    from .face.emotions import split_tags
+    from ..face.emotions import split_tags
 
     if job.text is None:
         return
     text = split_tags(as_spoken(job.text))[0]
     job.language, job.language_decided_by = decide_language(text, job.config.input.language, job.output.name)
     if job.reply:
-        from .llms.llm import check_reply_language
+        from ..llms.llm import check_reply_language
 
         check_reply_language(job.config.llm, job.language)
     engine = make_tts(job.config.tts, job.language)
@@ -238,8 +238,8 @@ def check_text_language(job: Job) -> None:
 
 
 def job_size(job: Job):
-    from .audio_io import probe_duration_s
-    from .gpu.preflight import JobSize, text_size
+    from ..audio_io import probe_duration_s
+    from ..gpu.preflight import JobSize, text_size
 
     if job.audio is not None:
         return JobSize(audio_s=probe_duration_s(job.audio) if job.audio.is_file() else 0.0, reply=job.reply)
@@ -267,7 +267,7 @@ class PhotoStage(Stage):
         return job.photo is not None
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .photo import load_photo
+        from ..photo import load_photo
 
         photo = load_photo(job.photo, job.config.render)
         job.artifacts.photo = photo
@@ -317,7 +317,7 @@ def check_script(text: str, max_chars: int, what: str) -> str:
 def check_speech_length(text: str, max_audio_s: float, what: str) -> None:
     """A text is bounded by the speech it makes, as a recording is (input.max_audio_s), not only by its
     characters: 20,000 characters of Chinese are over an hour of speech."""
-    from .language import speech_seconds
+    from ..language import speech_seconds
 
     seconds = speech_seconds(text)
     if seconds > max_audio_s:
@@ -335,8 +335,8 @@ class InputStage(Stage):
     def run(self, job: Job) -> dict[str, Any]:
         limits = job.config.input
         if job.audio is None:
-            from .face.emotions import split_tags
-            from .language import as_spoken
+            from ..face.emotions import split_tags
+            from ..language import as_spoken
 
             sayable = as_spoken(job.text or "")
             if not sayable.strip() and (job.text or "").strip():
@@ -346,10 +346,10 @@ class InputStage(Stage):
             job.artifacts.script = Script(text=text, origin="text", emotion_marks=marks)
             job.input_hashes["text_sha256"] = text_sha256(job.text or "")
             return {"chars": len(text), "emotion_tags": len(marks)}
-        from .listening.asr import ASR_RATE
-        from .audio_io import check_not_silent, decode_recording
-        from .photo import file_sha256
-        from .listening.voice_activity import voice_heard
+        from ..listening.asr import ASR_RATE
+        from ..audio_io import check_not_silent, decode_recording
+        from ..photo import file_sha256
+        from ..listening.voice_activity import voice_heard
 
         samples, silenced = decode_recording(job.audio, ASR_RATE)
         duration = len(samples) / ASR_RATE
@@ -370,7 +370,7 @@ class InputStage(Stage):
 
 
 def recording_language(transcript, job: Job) -> tuple[str, str]:
-    from .language import primary_language
+    from ..language import primary_language
 
     given = job.config.input.language
     return (primary_language(given), "given") if given != "auto" else (transcript.language or "en", "asr")
@@ -379,8 +379,8 @@ def recording_language(transcript, job: Job) -> tuple[str, str]:
 def in_the_jobs_characters(transcript, job: Job):
     """A Chinese transcript in the characters the job asked for (simplified unless a traditional
     Chinese was given), its words too: subtitles, the manifest and a reply read it."""
-    from .artifacts import Transcript, Word
-    from .language import in_chinese_characters
+    from ..artifacts import Transcript, Word
+    from ..language import in_chinese_characters
 
     if transcript.language != "zh" or not transcript.text:
         return transcript
@@ -410,14 +410,14 @@ class AsrStage(ModelStage):
         return job.audio is not None
 
     def make_engine(self, job: Job):
-        from .listening.asr import make_asr
-        from .language import primary_language
+        from ..listening.asr import make_asr
+        from ..language import primary_language
 
         given = job.config.input.language
         return make_asr(job.placed("asr"), "" if given == "auto" else primary_language(given))
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .listening.voice_activity import check_speech_heard
+        from ..listening.voice_activity import check_speech_heard
 
         recording = job.artifacts.recording
         self.engine.meter = job.run.meter  # how many seconds of the recording are transcribed
@@ -448,9 +448,9 @@ class AsrStage(ModelStage):
                                                             "no_speech_prob": t.no_speech_prob}))
 
     def restore(self, job: Job, folder: Path) -> None:
-        from .artifacts import Transcript, Word
+        from ..artifacts import Transcript, Word
 
-        from .listening.voice_activity import check_speech_heard
+        from ..listening.voice_activity import check_speech_heard
 
         data = json.loads((folder / "transcript.json").read_text())
         transcript = Transcript(data["text"], tuple(Word(*w) for w in data["words"]), data["language"],
@@ -464,7 +464,7 @@ def keep_transcript(transcript, job: Job) -> None:
     what the face says follow from it. The work cache keeps what was heard."""
     job.artifacts.heard = transcript
     if job.transcript is not None:
-        from .aligners.known_words import with_given_words
+        from ..aligners.known_words import with_given_words
 
         transcript = with_given_words(transcript, job.transcript)
     job.artifacts.transcript = transcript
@@ -474,7 +474,7 @@ def keep_transcript(transcript, job: Job) -> None:
 
 def reply_script(reply: str, job: Job) -> Script:
     """What the face says of a reply: emotion tags the model wrote are obeyed, not spoken."""
-    from .face.emotions import split_tags
+    from ..face.emotions import split_tags
 
     spoken, marks = split_tags(reply)
     return Script(check_script(spoken, job.config.input.max_chars, "reply"), "reply", marks)
@@ -489,12 +489,12 @@ class LlmStage(ModelStage):
         return job.reply
 
     def make_engine(self, job: Job):
-        from .llms.llm import make_llm
+        from ..llms.llm import make_llm
 
         return make_llm(job.placed("llm"))
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .llms.llm import check_reply_language, spoken_reply
+        from ..llms.llm import check_reply_language, spoken_reply
 
         check_reply_language(job.config.llm, job.language)  # a recording's language is known only now
         prompt = job.artifacts.script.text
@@ -506,7 +506,7 @@ class LlmStage(ModelStage):
                 "prompt_sentences": fitted.sentences, "prompt_sentences_dropped": fitted.dropped}
 
     def cache_parts(self, job: Job) -> dict[str, Any]:
-        from .llms.models import model_identity
+        from ..llms.models import model_identity
 
         return {"prompt": job.artifacts.script.text, "language": job.language, "llm": asdict(job.placed("llm")),
                 "model": model_identity(job.config.llm)}
@@ -534,7 +534,7 @@ class TtsStage(ModelStage):
         return job.audio is None or job.reply  # a reply is spoken in a synthesized voice, not the recording's
 
     def make_engine(self, job: Job):
-        from .voices.tts import make_tts
+        from ..voices.tts import make_tts
 
         return make_tts(job.placed("tts"), job.language)
 
@@ -577,7 +577,7 @@ class TtsStage(ModelStage):
     def restore(self, job: Job, folder: Path) -> None:
         import numpy as np
 
-        from .artifacts import Phone, Word
+        from ..artifacts import Phone, Word
 
         data = json.loads((folder / "speech.json").read_text())
         job.artifacts.speech = Speech(
@@ -599,8 +599,8 @@ class AlignmentStage(Stage):
     writes = ("phones",)
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .aligners.alignment import ALIGN_RATE, make_aligner
-        from .audio_io import resample
+        from ..aligners.alignment import ALIGN_RATE, make_aligner
+        from ..audio_io import resample
 
         speech = job.artifacts.voice
         aligner = make_aligner(job.config.alignment, speech, job.language)
@@ -628,9 +628,9 @@ class VisemeStage(Stage):
     writes = ("visemes", "track", "emotion_changes")
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .face.blendshapes import blendshape_track
-        from .face.emotions import mark_times
-        from .face.visemes import viseme_track
+        from ..face.blendshapes import blendshape_track
+        from ..face.emotions import mark_times
+        from ..face.visemes import viseme_track
 
         c = job.config
         track, script = job.artifacts.phones, job.artifacts.spoken
@@ -651,8 +651,8 @@ class ExportStage(Stage):
     reads = ("track", "visemes", "phones", "spoken", "voice")
 
     def run(self, job: Job) -> dict[str, Any]:
-        from .exports import Animation, parse_formats, render_format
-        from .subtitles import make_cues
+        from ..exports import Animation, parse_formats, render_format
+        from ..subtitles import make_cues
 
         speech = job.artifacts.voice
         animation = Animation(
@@ -666,7 +666,7 @@ class ExportStage(Stage):
         for name in formats:
             job.run.outputs.write_bytes(name, render_format(name, animation))
         if "speech" in job.run.outputs.final:
-            from .audio_io import write_wav
+            from ..audio_io import write_wav
 
             write_wav(job.run.outputs.temp("speech"), speech.samples, speech.sample_rate)
         return {"formats": list(formats)}
@@ -686,10 +686,10 @@ class RenderStage(Stage):
     def run(self, job: Job) -> dict[str, Any]:
         import time
 
-        from .audio_io import silenced_soundtrack, write_wav
-        from .face.calibration import curve_record
-        from .face.frames import FrameRenderer
-        from .face.video import write_mp4
+        from ..audio_io import silenced_soundtrack, write_wav
+        from ..face.calibration import curve_record
+        from ..face.frames import FrameRenderer
+        from ..face.video import write_mp4
 
         speech = job.artifacts.voice
         soundtrack = speech.source_path
@@ -735,7 +735,7 @@ class RenderStage(Stage):
         Every render and every batch job of the same photo had calibrated it again."""
         import numpy as np
 
-        from .face.calibration import curve_from_record
+        from ..face.calibration import curve_from_record
 
         cache, photo = job.run.cache, job.artifacts.photo
         if cache is None:

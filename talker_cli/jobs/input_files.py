@@ -9,7 +9,7 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import InputError
+from ..errors import InputError
 
 KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UsageError
+from ..errors import UsageError
 
 # column -> (config table, key, type): a job's own value of a preset setting
 SETTING_COLUMNS = {
@@ -44,7 +44,7 @@ class JobSpec:
 def _settings(row: dict, where: str) -> tuple[tuple[str, str, object], ...]:
     """The row's own settings, each checked here against the setting's rule, so that a bad value is
     blamed on its line and column before any job runs."""
-    from .config import RULES
+    from ..config import RULES
 
     settings = []
     for column, (table, key, kind) in SETTING_COLUMNS.items():
