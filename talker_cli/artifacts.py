@@ -119,7 +119,7 @@ class Video:
 @dataclass
 class Artifacts:
     """A job's slots, one per thing a stage makes; each stage declares the slots it reads and the
-    ones it fills (stages.Stage.reads / writes), and the runner holds it to that."""
+    ones it fills (jobs/job.Stage.reads / writes), and the runner holds it to that."""
 
     photo: FacePhoto | None = None
     recording: Speech | None = None  # the user's recording, decoded

@@ -343,7 +343,7 @@ def check_gpu(
         from .gpu.probe import probe_devices
         from .jobs.job_request import JobRequest, settings_of
         from .gpu.preflight import decide, plan_job
-        from .jobs.stages import check_job, verdict_summary
+        from .jobs.preflight_stage import check_job, verdict_summary
 
         settings = settings_of(llm_model=llm_model, asr_model=asr_model, tts_model=tts_model, tts_backend=tts_backend,
                                language=language, mem_ratio=mem_ratio)

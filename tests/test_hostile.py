@@ -709,7 +709,7 @@ def test_a_disk_that_fills_at_any_stage_is_exit_5_and_leaves_no_output(place, mo
     from typer.testing import CliRunner
 
     from talker_cli.jobs import outputs
-from talker_cli.jobs import stages
+    from talker_cli.jobs import stages
     from talker_cli.cli import app
 
     def full(*args, **kwargs):

@@ -66,7 +66,8 @@ FAMILIES = {
     "llms": {"llm", "models", "chat", "transformers_llm", "llama_cpp_llm"},
     "gpu": {"preflight", "reservation", "vram_plan", "probe", "locks", "model_specs"},
     "listening": {"asr", "whisper_frames", "whisper_models", "voice_activity"},
-    "jobs": {"job_request", "stages", "pipeline", "batch", "batch_file", "ray_runner", "work_folder", "work_cache",
+    "jobs": {"job_request", "job", "stages", "preflight_stage", "input_stages", "model_stages", "track_stages",
+             "render_stage", "pipeline", "batch", "batch_file", "ray_runner", "work_folder", "work_cache",
              "outputs", "input_files", "progress", "metering", "metrics"},
 }
 

@@ -19,7 +19,7 @@ from ..config import TalkerConfig, load_config
 from ..errors import ExitCode, TalkerError, UsageError
 from ..photo import file_sha256
 from .progress import Meter, no_meter
-from .stages import read_text_file, text_sha256
+from .input_stages import read_text_file, text_sha256
 
 log = logging.getLogger("talker")
 CHUNK = 16  # jobs held in memory together between stages
@@ -72,7 +72,7 @@ def job_config(preset: str, settings: tuple[tuple[str, str, object], ...] = ()) 
 
 
 def spec_job(spec: JobSpec, out_dir: Path, config: TalkerConfig, text: str | None = None, cache=None):
-    from .stages import Job, RunContext
+    from .job import Job, RunContext
 
     return Job(photo=spec.photo, output=out_dir / spec.output, config=config, text=text, audio=spec.audio,
                transcript=spec.transcript, reply=spec.reply, run=RunContext(cache=cache))
@@ -101,7 +101,8 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
               on_stage=None, stages_factory=None, summary_file: bool = True, meter: Meter = no_meter) -> dict[str, Any]:
     """Every job of the batch, grouped by config; meter (progress.Meter) hears how many are done."""
     from .pipeline import run_jobs
-    from .stages import Job, render_stages
+    from .job import Job
+    from .stages import render_stages
 
     from .work_cache import WorkCache
 

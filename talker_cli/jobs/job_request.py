@@ -59,7 +59,8 @@ class JobRequest:
         from ..config import load_config, preset_path
         from .input_files import check_file
         from .outputs import check_paths
-        from .stages import Job, RunContext, read_text_file
+        from .input_stages import read_text_file
+        from .job import Job, RunContext
         from .work_cache import WorkCache
 
         given = sum(s is not None for s in (self.text, self.text_file, self.audio))

@@ -18,7 +18,8 @@ from .. import __version__
 from ..errors import ResourceError, StageError, TalkerError, os_error
 from .metering import StageMeter
 from .outputs import OutputSet
-from .stages import Job, Stage, render_stages
+from .job import Job, Stage
+from .stages import render_stages
 from .work_folder import work_folder
 
 log = logging.getLogger("talker")
