@@ -28,6 +28,12 @@ def check_file(path: Path, what: str, error=InputError) -> None:
     """Refuse a path that is not a regular file this user can read (links followed), saying what it
     is (error: the class to raise). It is opened, not asked about: permission bits say nothing of
     ACLs, and root reads what they forbid."""
+    os.close(open_regular(path, what, error))
+
+
+def open_regular(path: Path, what: str, error=InputError) -> int:
+    """A descriptor of the regular file at path (links followed), opened without waiting: a FIFO
+    with no writer would block a plain open forever."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -35,24 +41,8 @@ def check_file(path: Path, what: str, error=InputError) -> None:
     except OSError as reason:
         raise error(f"cannot read {what} {path}: {reason.strerror}") from None
     try:
-        mode = os.fstat(fd).st_mode
-    finally:
-        os.close(fd)
-    _require_regular(mode, path, what, error)
-
-
-def open_regular(path: Path, what: str) -> int:
-    """A descriptor of the regular file at path (links followed), opened without waiting: a FIFO
-    with no writer would block a plain open forever."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise InputError(f"{what} not found: {path}") from None
-    except OSError as error:
-        raise InputError(f"cannot read {what} {path}: {error.strerror}") from None
-    try:
-        _require_regular(os.fstat(fd).st_mode, path, what, InputError)
-    except InputError:
+        _require_regular(os.fstat(fd).st_mode, path, what, error)
+    except error:
         os.close(fd)
         raise
     return fd
