@@ -43,21 +43,25 @@ class MouthScale:
 
 # Before the mouth first moves, a photo open at rest keeps its own opening: filmed speakers whose first
 # frame is open hold it through the silence before they speak (GRID s1's four such clips, 0.33-0.7 s;
-# talker had shut it on the first frame). It gives way to the track over this long before the track's
-# first movement (which itself leads the sound: visemes.lookahead_s, the breath before speaking).
+# talker had shut it on the first frame). From the track's first movement (which itself leads the
+# sound: visemes.lookahead_s, the breath before speaking) the photo's opening gives way to the track
+# over this long; the frames before it are the photo, still.
 LEAD_HOLD_S = 0.15
-# The weights that move the lips for speech (an emotion's smile from the first frame is not speech).
 SPEECH_MOVES = ("jawOpen", "mouthClose", "mouthFunnel", "mouthPucker", "mouthLowerDownLeft", "mouthLowerDownRight",
                 "mouthUpperUpLeft", "mouthUpperUpRight")
 
 
 def lead_hold(track: BlendshapeTrack) -> np.ndarray:
     """Per frame, how much of the photo's own opening is kept: 1 before the track's first movement for
-    speech, easing to 0 over LEAD_HOLD_S up to it, 0 from it on."""
+    speech, easing to 0 over LEAD_HOLD_S from it; none at all for a track that moves from its first
+    frame (nothing comes before it to hold) or never moves (a still pose, as the calibration's closed
+    probe: the lips meet, as at rest)."""
     columns = [list(track.names).index(name) for name in SPEECH_MOVES if name in track.names]
     moving = np.flatnonzero((track.weights[:, columns] > 0.01).any(axis=1))
-    onset = int(moving[0]) if len(moving) else len(track.weights)
-    t = np.clip((onset - np.arange(len(track.weights))) / max(LEAD_HOLD_S * track.fps, 1.0), 0.0, 1.0)
+    if len(moving) == 0 or moving[0] == 0:
+        return np.zeros(len(track.weights), np.float32)
+    onset = int(moving[0])
+    t = np.clip(1 - (np.arange(len(track.weights)) - onset + 1) / max(LEAD_HOLD_S * track.fps, 1.0), 0.0, 1.0)
     return (t * t * (3 - 2 * t)).astype(np.float32)
 
 
