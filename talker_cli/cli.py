@@ -19,6 +19,7 @@ import typer
 from .errors import (
     ExitCode, NoGpuError, ResourceError, TalkerError, Terminated, UsageError, os_error, stop_cleanly_on_sigterm,
 )
+from .jobs.progress import StageLines
 
 app = typer.Typer(
     add_completion=False,
@@ -72,61 +73,6 @@ def _force_offline() -> None:
     force_offline()
 
 
-def _mib(value: int | None) -> str:
-    return "-" if value is None else f"{value / 2**20:.0f} MiB"
-
-
-class Progress:
-    """One line per stage on stderr: Rich when stderr is a terminal, plain log lines otherwise."""
-
-    def __init__(self, quiet: bool):
-        self.quiet = quiet
-        self.console = None
-        self.status = None
-        self._meter = None
-        if not quiet and sys.stderr.isatty():
-            from rich.console import Console
-
-            self.console = Console(stderr=True)
-
-    def __call__(self, name: str, report) -> None:
-        if self.quiet:
-            return
-        if report is None:
-            if self.console is not None:
-                self.status = self.console.status(f"{name}…")
-                self.status.start()
-            return
-        if self.status is not None:
-            self.status.stop()
-            self.status = None
-        vram = f", peak VRAM {_mib(report.peak_vram_allocated_bytes)}" if report.peak_vram_allocated_bytes is not None else ""
-        cost = "reused from the work cache" if report.details.get("cached") else f"peak RSS {_mib(report.peak_rss_bytes)}{vram}"
-        line = f"{name:<10} {report.seconds:7.2f} s  {cost}  [{report.backend}]"
-        if self.console is not None:
-            self.console.print(f"[green]✓[/green] {line}", highlight=False)
-        else:
-            log.info("stage %s", line)
-
-    def meter(self, task: str, done: float, total: float, unit: str) -> None:
-        """How far a long stage has come (progress.py): a bar under the stage's spinner on a
-        terminal, a plain line every few seconds otherwise, nothing when quiet."""
-        if self._meter is None:
-            from .jobs.progress import meter_for
-
-            if self.status is not None:  # the bar takes the spinner's place
-                self.status.stop()
-                self.status = None
-            self._meter = meter_for(self.quiet, self.console)
-        self._meter(task, done, total, unit)
-
-    def close(self) -> None:
-        if self.status is not None:
-            self.status.stop()
-        if hasattr(self._meter, "close"):
-            self._meter.close()
-
-
 _VERBOSE = False
 VERBOSE = typer.Option(False, "--verbose", "-v",
                        help="Debug log lines, and the traceback of an error (for a bug report); also TALKER_LOG=debug.")
@@ -151,7 +97,7 @@ def _setup_logging(quiet: bool) -> None:
 
 
 @contextmanager
-def _command(quiet: bool, progress: "Progress | None" = None):
+def _command(quiet: bool, progress: "StageLines | None" = None):
     """A command's frame: offline, logging set up, and talker's errors turned into their exit codes
     (interrupts into 130/143) at the CLI boundary."""
     _force_offline()
@@ -220,7 +166,7 @@ def render(
     quiet: bool = QUIET,
 ) -> None:
     """Render an MP4 of the photo's face saying the text or the recording."""
-    progress = Progress(quiet)
+    progress = StageLines(quiet)
     with _command(quiet, progress):
         from .jobs.job_request import JobRequest, settings_of
 
@@ -276,7 +222,7 @@ def lipsync(
     """Write animation files (blendshapes, mouth cues, glTF, ...) for text or a recording: no photo, no video.
 
     With a text, its speech is written as OUT.wav beside them."""
-    progress = Progress(quiet)
+    progress = StageLines(quiet)
     with _command(quiet, progress):
         from .jobs.job_request import JobRequest, settings_of
 
@@ -379,7 +325,7 @@ def batch(
     quiet: bool = QUIET,
 ) -> None:
     """Render every job of a batch file. Exit 0: all done; 10: some failed; 11: all failed."""
-    progress = Progress(quiet)
+    progress = StageLines(quiet)
     with _command(quiet, progress):
         from .jobs.batch import run_batch, summary_table
         from .jobs.batch_file import read_batch

@@ -152,10 +152,10 @@ def test_help_does_not_import_heavy_libraries():
 def test_progress_says_when_a_stage_was_reused_from_the_work_cache(caplog):
     import logging
 
-    from talker_cli.cli import Progress
+    from talker_cli.jobs.progress import StageLines
     from talker_cli.jobs.pipeline import StageReport
 
-    progress = Progress(quiet=False)  # stderr is not a terminal here: plain log lines
+    progress = StageLines(quiet=False)  # stderr is not a terminal here: plain log lines
     with caplog.at_level(logging.INFO, logger="talker"):
         progress("tts", StageReport("tts", True, backend="piper", seconds=0.01, details={"cached": True}))
         progress("render", StageReport("render", True, backend="landmark-warp+libx264", seconds=2.0, peak_rss_bytes=300 * 2**20))

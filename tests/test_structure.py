@@ -81,10 +81,13 @@ def test_each_family_of_modules_lives_in_its_own_package():
         assert modules <= {p.stem for p in (PACKAGE / package).glob("*.py")}, package
 
 
-def test_at_most_a_dozen_modules_stay_at_the_top():
-    """The CLI, the API, config, errors, artifacts and the like: the rest lives with its family."""
+def test_at_most_a_dozen_modules_stay_at_the_top_and_none_is_long():
+    """The CLI, the API, config, errors, artifacts and the like: the rest lives with its family; a
+    module over 450 lines does more than one task."""
     top = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "__main__"}
     assert len(top) <= 12, sorted(top)
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 450}
+    assert not long, long
 
 
 def test_each_package_imports_on_its_own():

@@ -1,4 +1,5 @@
-"""How far long work has come, for a user to follow: a stage reports (task, done, total, unit) as it
+"""What a command shows of a job as it runs: one line per stage as it ends (StageLines), and how far
+long work has come, for a user to follow: a stage reports (task, done, total, unit) as it
 goes; the command shows it. On a terminal, a Rich progress bar per task with done/total and the time
 left; without one (cron, CI logs), a plain line every LINE_EVERY_S at most; nothing when quiet.
 """
@@ -85,3 +86,56 @@ def meter_for(quiet: bool, console=None) -> Meter:
     if console is not None and sys.stderr.isatty():
         return ProgressBars(console)
     return ProgressLines()
+
+
+def _mib(value: int | None) -> str:
+    return "-" if value is None else f"{value / 2**20:.0f} MiB"
+
+
+class StageLines:
+    """One line per stage on stderr: Rich when stderr is a terminal, plain log lines otherwise."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+        self.console = None
+        self.status = None
+        self._meter = None
+        if not quiet and sys.stderr.isatty():
+            from rich.console import Console
+
+            self.console = Console(stderr=True)
+
+    def __call__(self, name: str, report) -> None:
+        if self.quiet:
+            return
+        if report is None:
+            if self.console is not None:
+                self.status = self.console.status(f"{name}…")
+                self.status.start()
+            return
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+        vram = f", peak VRAM {_mib(report.peak_vram_allocated_bytes)}" if report.peak_vram_allocated_bytes is not None else ""
+        cost = "reused from the work cache" if report.details.get("cached") else f"peak RSS {_mib(report.peak_rss_bytes)}{vram}"
+        line = f"{name:<10} {report.seconds:7.2f} s  {cost}  [{report.backend}]"
+        if self.console is not None:
+            self.console.print(f"[green]✓[/green] {line}", highlight=False)
+        else:
+            log.info("stage %s", line)
+
+    def meter(self, task: str, done: float, total: float, unit: str) -> None:
+        """How far a long stage has come: a bar under the stage's spinner on a
+        terminal, a plain line every few seconds otherwise, nothing when quiet."""
+        if self._meter is None:
+            if self.status is not None:  # the bar takes the spinner's place
+                self.status.stop()
+                self.status = None
+            self._meter = meter_for(self.quiet, self.console)
+        self._meter(task, done, total, unit)
+
+    def close(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+        if hasattr(self._meter, "close"):
+            self._meter.close()
