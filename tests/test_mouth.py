@@ -377,6 +377,43 @@ def test_the_mouth_benchmark_finds_the_lag_the_range_and_the_closed_frames():
     assert compare(real, real, width, width)["width_ratio"] == pytest.approx(1.0)
 
 
+def test_the_lip_split_benchmark_reads_each_lips_share_of_an_opening(monkeypatch):
+    """bench/lip_split.py, where UPPER_SHARE comes from: on a face whose upper lip rises 0.3 of each
+    opening and whose lower lip drops 0.7, the head tilted and moved about (taken out by the
+    similarity), the slopes read back 0.3 and 0.7 with their signs (down and outwards positive)."""
+    import contextlib
+
+    import lip_split
+
+    photo = np.zeros((478, 2))
+    rng = np.random.default_rng(1)
+    photo[:] = rng.uniform(100, 300, (478, 2))
+    photo[33], photo[263] = (140, 150), (260, 150)  # eyes 120 px apart, level
+    photo[61], photo[291], photo[13], photo[14], photo[0], photo[17] = (170, 250), (230, 250), (200, 249.5), (200, 250.5), (200, 240), (200, 262)
+    openings = [0.0, 0.05, 0.1, 0.15, 0.2, 0.08]
+
+    def frame(opening: float, angle: float, shift: float) -> np.ndarray:
+        moved = photo.copy()
+        for index, share in ((13, -0.3), (0, -0.3), (14, 0.7), (17, 0.7)):
+            moved[index, 1] += share * opening * 120
+        rotation = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+        return moved @ rotation.T + shift
+
+    frames = [frame(o, 0.03 * k, 5.0 * k) for k, o in enumerate(openings)]
+    monkeypatch.setattr(lip_split, "_facemesh", lambda static: contextlib.nullcontext(None))
+    monkeypatch.setattr(lip_split, "_points", lambda mesh, image: image)
+    monkeypatch.setattr(lip_split, "_aperture", lambda points: float(np.linalg.norm(points[14] - points[13])) / 120)
+    found = lip_split.clip_moves(frames)
+    assert found is not None
+    parted, moves = found
+    names = list(lip_split.PARTS)
+    slope = lambda name: float(np.polyfit(parted, moves[:, names.index(name)], 1)[0])  # noqa: E731
+    assert slope("upper lip, inner edge (13)") == pytest.approx(-0.3, abs=0.01)
+    assert slope("lower lip, outer edge (17)") == pytest.approx(0.7, abs=0.01)
+    assert slope("corners (61, 291)") == pytest.approx(0.0, abs=0.01)
+    assert lip_split.clip_moves([frame(0.1, 0, 0)] + frames) is None  # a first frame open: no clip to read
+
+
 def test_the_appearance_benchmark_compares_the_lips_box_of_a_smaller_render_and_scores_the_gain():
     """bench/appearance.py: talker renders at 512 px what may be an 844 px clip; the render, moved
     onto the real frame, is cut where the real lips are, below the render's own height too (moved
