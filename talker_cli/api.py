@@ -28,34 +28,28 @@ def run(request: JobRequest, on_stage: Callable[[str, Any], None] | None = None,
     """Run one job as the commands do: checked before any stage, its GPUs locked (waiting up to
     request.wait_s for another job's), offline. on_stage(name, report) is called as each stage ends;
     meter(stage, done, total, unit) as a stage makes progress (progress.Meter)."""
-    import math
-
-    from .gpu.locks import device_locks
+    from .gpu.locks import checked_wait, device_locks
     from .gpu.preflight import gpus_used
-    from .offline import force_offline
     from .jobs.pipeline import run_job
+    from .offline import force_offline
 
-    if not math.isfinite(request.wait_s) or request.wait_s < 0:
-        raise UsageError(f"--wait must be a number of seconds, 0 or more, got {request.wait_s}")
+    wait_s = checked_wait(request.wait_s)
     force_offline()
     job = request.job()
     if meter is not None:
         job.run.meter = meter
-    with device_locks(gpus_used(job.config, request.audio is not None, request.reply), request.wait_s):
+    with device_locks(gpus_used(job.config, request.audio is not None, request.reply), wait_s):
         return run_job(job, on_stage=on_stage)
 
 
-def _request(output: str | Path, photo: str | Path | None, text: str | None, text_file: str | Path | None,
-             audio: str | Path | None, transcript: str | None, reply: bool, preset: str, wait_s: float, force: bool,
-             flags: dict[str, Any], known: set[str]) -> JobRequest:
+def _request(known: set[str], flags: dict[str, Any], **fields: Any) -> JobRequest:
+    """The JobRequest the command builds from these fields and settings (flags, of those known)."""
     unknown = sorted(set(flags) - known)
     if unknown:
         raise UsageError(f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
                          f"the settings are {', '.join(sorted(known))}")
-    path = lambda value: None if value is None else Path(value)  # noqa: E731
-    return JobRequest(output=Path(output), photo=path(photo), text=text, text_file=path(text_file), audio=path(audio),
-                      transcript=transcript, reply=reply, preset=preset, settings=settings_of(**flags),
-                      wait_s=wait_s, force=force)
+    paths = {name: Path(fields[name]) for name in ("output", "photo", "text_file", "audio") if fields.get(name) is not None}
+    return JobRequest(**{**fields, **paths}, settings=settings_of(**flags))
 
 
 def render(photo: str | Path, output: str | Path, *, text: str | None = None, text_file: str | Path | None = None,
@@ -66,8 +60,9 @@ def render(photo: str | Path, output: str | Path, *, text: str | None = None, te
     (with the animation files the preset or formats= asks for beside it); the run's manifest.
     flags: fps, max_side, seed, formats, dat_frame_rate, emotion, head_motion, blink_rate, mouth_scale,
     crop, language, tts_model, tts_backend, speaker, asr_model, llm_model, mem_ratio."""
-    return run(_request(output, photo, text, text_file, audio, transcript, reply, preset, wait_s, force, flags,
-                        set(FLAG_SETTINGS)), on_stage)
+    return run(_request(set(FLAG_SETTINGS), flags, output=output, photo=photo, text=text, text_file=text_file,
+                        audio=audio, transcript=transcript, reply=reply, preset=preset, wait_s=wait_s, force=force),
+               on_stage)
 
 
 def lipsync(output: str | Path, *, text: str | None = None, text_file: str | Path | None = None,
@@ -77,5 +72,5 @@ def lipsync(output: str | Path, *, text: str | None = None, text_file: str | Pat
     """Animation files only (no photo, no video), named from the stem output: OUT.blendshapes.json and
     the formats asked for, and OUT.wav when the speech is made from text; the run's manifest. flags:
     as render's, less max_side and crop."""
-    return run(_request(output, None, text, text_file, audio, transcript, reply, preset, wait_s, force, flags,
-                        LIPSYNC_FLAGS), on_stage)
+    return run(_request(LIPSYNC_FLAGS, flags, output=output, text=text, text_file=text_file, audio=audio,
+                        transcript=transcript, reply=reply, preset=preset, wait_s=wait_s, force=force), on_stage)

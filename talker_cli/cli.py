@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 
 from .errors import (
-    ExitCode, NoGpuError, ResourceError, TalkerError, Terminated, UsageError, os_error, stop_cleanly_on_sigterm,
+    ExitCode, NoGpuError, ResourceError, TalkerError, Terminated, os_error, stop_cleanly_on_sigterm,
 )
 from .jobs.progress import StageLines
 
@@ -330,7 +330,7 @@ def batch(
         from .jobs.batch import run_batch, summary_table
         from .jobs.batch_file import read_batch
         from .config import load_config
-        from .gpu.locks import device_locks
+        from .gpu.locks import checked_wait, device_locks
 
         specs = read_batch(jobs_file, allow)
         from .jobs.batch import job_config
@@ -351,7 +351,7 @@ def batch(
 
             configs = {name: load_config(name) for name in {s.preset or preset for s in specs}}
             gpus = {d for s in specs for d in gpus_used(configs[s.preset or preset], s.audio is not None, s.reply)}
-            with device_locks(sorted(gpus), _check_wait(wait)):
+            with device_locks(sorted(gpus), checked_wait(wait)):
                 summary = run_batch(specs, out_dir, preset, force=force, on_stage=progress, meter=progress.meter)
         if metrics_file is not None:
             from .jobs.metrics import write_metrics
@@ -362,14 +362,6 @@ def batch(
     if json_out:
         typer.echo(json.dumps({k: v for k, v in summary.items()}, indent=2, default=str))
     raise typer.Exit(summary["exit_code"])
-
-
-def _check_wait(seconds: float) -> float:
-    import math
-
-    if not math.isfinite(seconds) or seconds < 0:
-        raise UsageError(f"--wait must be a number of seconds, 0 or more, got {seconds}")
-    return seconds
 
 
 @app.command()

@@ -68,6 +68,15 @@ def _open_lock(path: Path) -> int:
     return fd
 
 
+def checked_wait(seconds: float) -> float:
+    """--wait as device_locks takes it: a number of seconds, 0 or more."""
+    import math
+
+    if not math.isfinite(seconds) or seconds < 0:
+        raise UsageError(f"--wait must be a number of seconds, 0 or more, got {seconds}")
+    return seconds
+
+
 @contextmanager
 def device_locks(devices: list[str], wait_s: float, poll_s: float = 0.2):
     """Hold every device's lock for the duration; wait up to wait_s for each, else BusyError.

@@ -39,9 +39,9 @@ class RenderStage(Stage):
         key, curve = self._kept_calibration(job)
         renderer = FrameRenderer(job.artifacts.photo, curve)
         if key is not None and curve is None:
-            made = curve_record(renderer.scale.curve)
-            job.run.cache.store(key, {"calibration": made},
-                                lambda folder: (folder / "curve.json").write_text(json.dumps(made)))
+            made = json.dumps(curve_record(renderer.scale.curve))
+            job.run.cache.store(key, {"what": "the photo's mouth calibration"},
+                                lambda folder: (folder / "curve.json").write_text(made))
         track = job.artifacts.track
         height, width = job.artifacts.photo.image_rgb.shape[:2]
         draw_seconds = 0.0
@@ -63,7 +63,6 @@ class RenderStage(Stage):
             "draw_seconds": round(draw_seconds, 3),
             "draw_fps": round(video.frame_count / draw_seconds, 1) if draw_seconds else None,
         }
-
 
     @staticmethod
     def _kept_calibration(job: Job) -> tuple[str | None, Any]:
