@@ -6,6 +6,7 @@ kept when the mouth opens and covered when it closes."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -225,3 +226,40 @@ def test_a_raised_upper_lip_bares_the_teeth_under_it_not_a_dark_rim(smiling):
     changed = (photo.image_rgb[y0:y1, x0:x1] != pixels).any(axis=-1)
     assert (changed & above_teeth).sum() >= 20  # the test's premise: the lip rose off the teeth
     assert hole[above_teeth].max() < 0.5  # nothing there is left to the painter
+
+
+def test_a_blink_leaves_a_glasses_rim_above_the_eye_where_it_is(tmp_path, face_photo):
+    """Glasses often sit with the rim just above the eye, below the brow: the lid skin that stretches
+    over the eye is a band little taller than the lid's slide, so the rim stays where it is (a band
+    one and a half slides tall dragged it down into a notch over each eye)."""
+    from PIL import Image, ImageDraw
+
+    image = Image.open(face_photo).convert("RGB")
+    marks = load_photo(face_photo, RenderConfig()).landmarks_px
+    scale = image.width / load_photo(face_photo, RenderConfig()).image_rgb.shape[1]
+    draw = ImageDraw.Draw(image)
+    for upper, lower, outer, inner in ((159, 145, 33, 133), (386, 374, 263, 362)):
+        gap = marks[lower][1] - marks[upper][1]
+        y = (marks[upper][1] - 0.7 * gap) * scale
+        x0, x1 = sorted((marks[outer][0] * scale, marks[inner][0] * scale))
+        draw.line([(x0 - 4, y), (x1 + 4, y)], fill=(40, 30, 30), width=max(2, round(0.25 * gap * scale)))
+    image.save(tmp_path / "glasses.png")
+    photo = load_photo(tmp_path / "glasses.png", RenderConfig())
+    # Brows raised high above the eyes (as behind glasses they often are): the lid's band is sized by
+    # the lid, not by the room up to the brow.
+    raised = photo.landmarks_px.copy()
+    for upper, lower, brow_low in ((159, 145, 52), (386, 374, 282)):
+        raised[brow_low, 1] -= 2.0 * (raised[lower][1] - raised[upper][1])
+    photo = replace(photo, landmarks_px=raised)
+    renderer = FrameRenderer(photo)
+    weights = np.zeros((2, len(NAMES)), np.float32)
+    weights[1, INDEX["eyeBlinkLeft"]] = weights[1, INDEX["eyeBlinkRight"]] = 1.0
+    track = BlendshapeTrack(25, NAMES, weights)
+    rest, blink = renderer.render(track, 0).astype(float), renderer.render(track, 1).astype(float)
+    lm = photo.landmarks_px
+    for upper, lower in ((159, 145), (386, 374)):
+        gap = lm[lower][1] - lm[upper][1]
+        x, y = int(round(lm[upper][0])), int(round(lm[upper][1] + 0.4 * gap))
+        assert np.abs(blink[y, x - 3:x + 4] - rest[y, x - 3:x + 4]).mean() > 10  # the lid closed over the eye
+        rim = slice(int(round(lm[upper][1] - 1.0 * gap)), int(round(lm[upper][1] - 0.45 * gap)) + 1)
+        assert np.abs(blink[rim, x - 4:x + 5] - rest[rim, x - 4:x + 5]).mean() < 5, upper

@@ -262,13 +262,14 @@ def test_a_black_and_white_photo_gets_a_grey_mouth(tmp_path):
 def test_the_shadow_between_closed_lips_is_covered_as_they_part_and_only_it(closed_lips):
     """The photo's seam shadow, darker than the lips, would stay on the lips' edges as a dark rim
     around the teeth: the interior reaches over it, a line a pixel or two wide, not into the lips."""
-    from talker_cli.face.painter import SEAM_REACH
+    from talker_cli.face.painter import SHADOW_SHARE
 
     photo, renderer = closed_lips
-    look, unit = renderer.painter.look, renderer.rig.frame.eye_px
+    look, lm = renderer.painter.look, photo.landmarks_px
     centre = slice(3, 8)  # the inner lips' middle landmarks
     assert look.dark_above[centre].max() > 0  # found above the seam (the upper lip carries most of it)
-    assert max(look.dark_above.max(), look.dark_below.max()) <= SEAM_REACH * unit + 1e-6
+    assert look.dark_above.max() <= SHADOW_SHARE * np.linalg.norm(lm[0] - lm[13]) + 1e-6
+    assert look.dark_below.max() <= SHADOW_SHARE * np.linalg.norm(lm[17] - lm[14]) + 1e-6
 
 
 def test_a_smiling_photo_keeps_its_teeth_as_the_mouth_opens(smiling):
@@ -529,3 +530,42 @@ def test_the_cavity_under_a_photos_own_teeth_is_dark_not_black(smiling):
     dark = light[light < 0.45]
     assert len(dark) > 100  # the test's premise: a cavity opened
     assert np.median(dark) >= 0.13, np.median(dark)
+
+
+def test_a_dark_lipstick_keeps_its_lips_as_the_mouth_opens(tmp_path):
+    """Dark lips (a lipstick darker than half the skin) are lips, not the shadow between them: the
+    interior covers only the seam's line, and the upper lip stays whole as the mouth opens (a shadow
+    told by the skin's light took most of a dark upper lip and painted the interior over it)."""
+    import cv2
+    from PIL import Image
+
+    from talker_cli.face.rig import LOWER_OUTER, UPPER_OUTER
+
+    source = DATA / "grid-s1-bbaf3s-0.png"
+    picture = Image.open(source).convert("RGB")  # at the size of a 512 px render: lips several pixels thick
+    image = np.asarray(picture.resize((picture.width * 512 // 360, picture.height * 512 // 360), Image.LANCZOS)).astype(float)
+    marks = find_landmarks(image.astype(np.uint8))
+    lips = np.zeros(image.shape[:2], np.uint8)
+    cv2.fillPoly(lips, [np.round(marks[UPPER_OUTER + LOWER_OUTER[::-1]] * 4).astype(np.int32)], 1, shift=2)
+    lipstick = np.array([120.0, 25.0, 45.0]) / image[lips > 0].mean(axis=0)
+    image[lips > 0] = np.clip(image[lips > 0] * lipstick, 0, 255)
+    Image.fromarray(image.astype(np.uint8)).save(tmp_path / "lipstick.png")
+    photo = load_photo(tmp_path / "lipstick.png", RenderConfig())
+    frame = FrameRenderer(photo).render(pose("aa"), 0)
+
+    def upper_lip_rows(picture: np.ndarray, x: int, down_to: int | None = None) -> int:
+        """Lipstick-red pixels in the column from the upper lip's top down to the first that is not
+        (or to the row down_to)."""
+        column = picture[:, x].astype(float)
+        red = (column[:, 0] > 3 * column[:, 1]) & (column[:, 0] > 60)
+        start = int(photo.landmarks_px[0][1]) - 6
+        top = int(np.argmax(red[start:])) + start
+        return int(np.argmin(red[top:])) if down_to is None else int(red[top:down_to].sum())
+
+    centre = int(round(photo.landmarks_px[13][0]))
+    columns = range(centre - 3, centre + 4)
+    before = [upper_lip_rows(photo.image_rgb, x, down_to=int(round(photo.landmarks_px[13][1]))) for x in columns]
+    assert min(before) >= 6  # the premise: a lip of several pixels, all lipstick
+    # Opening, the upper lip rises off the interior and thins (to 0.52 of its rows here; with the
+    # shadow told by the skin's light, 0.36)
+    assert sum(upper_lip_rows(frame, x) for x in columns) >= 0.45 * sum(before)

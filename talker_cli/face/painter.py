@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .interior import GRID_T, GRID_U, colourfulness, in_light, load_bank, luminance, sample, skin_beside_mouth
-from .rig import LOWER_CUT, LOWER_INNER, UPPER_CUT, UPPER_INNER, FaceRig, MouthFrame
+from .rig import LOWER_CUT, LOWER_INNER, LOWER_OUTER, UPPER_CUT, UPPER_INNER, UPPER_OUTER, FaceRig, MouthFrame
 
 # The lower row painted under a photo's own upper teeth, in eye-corner distances (the face's unit): a
 # lower incisor shows up to about 5 mm, on a face whose outer eye corners are 90-100 mm apart, and
@@ -26,8 +26,11 @@ LOWER_SHARE = 0.4
 LOWER_TEETH_FROM = 0.0135
 # Between closed lips the photo's shadow is a line darker than the lips: as the lips part it would stay
 # on their edges as a dark rim around the teeth, so the interior covers it.
-SEAM_SHADE = 0.85  # of the lips' luminance
-SEAM_REACH = 0.02  # eye-corner distances: a seam's shadow is a line, not the lip's own shading
+# Where the shadow ends: half way up from its darkest to the lip's own light, when the lip is at least
+# SHADOW_CONTRAST lighter than it, within SHADOW_SHARE of the lip's thickness and SHADOW_REACH.
+SHADOW_CONTRAST = 0.1
+SHADOW_SHARE = 0.35
+SHADOW_REACH = 0.05  # eye-corner distances: an open mouth's dark inside, a pixel or two past FaceMesh's inner lip
 SEAM_OPEN = 0.03  # eye-corner distances apart, the lips have left the shadow between them behind
 # Towards the corners the cheeks shade the inside, half as dark again at the very corner, from CORNER_FROM
 # of the way out (the bank's inside is lit as filmed up to there). Black at the corner, it drew a dark
@@ -100,31 +103,46 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
 
     lips = np.concatenate([sample(image, marks[[0, 17]] + (marks[[13, 14]] - marks[[0, 17]]) * f)
                            for f in (0.35, 0.5, 0.65)])
-    lip_light = float(luminance(np.median(lips, axis=0))) if len(lips) else skin_light
 
-    def dark_run(points: np.ndarray, direction: np.ndarray, below: float, reach: float) -> np.ndarray:
-        """Pixels from each point along direction while the photo stays darker than `below` (at most
-        `reach` units)."""
-        steps = np.arange(1, max(int(reach * unit), 1) + 1)
+    def shadow(inner: np.ndarray, outer: np.ndarray, direction: np.ndarray) -> np.ndarray:
+        """How far the photo's dark (the seam's shadow, an open mouth's inside) reaches beyond each
+        inner-lip point into its lip: to where the light climbs half way from the darkest at the lip's
+        edge to the lip's own middle (its body), within SHADOW_SHARE of the lip's thickness there. A
+        threshold set by the skin instead took a dark lipstick's whole upper lip for shadow, and the
+        interior painted over it. Smoothed along the lip so the painted edge stays smooth."""
+        outer_u, outer_v = frame.to_uv(outer)
+        order = np.argsort(outer_u)
+        inner_u, inner_v = frame.to_uv(inner)
+        thickness = np.abs(inner_v - np.interp(inner_u, outer_u[order], outer_v[order])) * frame.half_width_px
         runs = []
-        for point in points:
-            seen = sample(image, point + steps[:, None] * direction)
-            dark = luminance(seen) < below if len(seen) == len(steps) else np.zeros(0, bool)
-            runs.append(float(np.argmin(dark)) if len(dark) and not dark.all() else float(len(dark)))
-        return np.array(runs, np.float32)
-
-    def shadow(points: np.ndarray, direction: np.ndarray) -> np.ndarray:
-        """How far the photo's dark reaches beyond the lip: an open mouth's inside (darker than the
-        skin's deep shade), or the seam's shadow on the lip (darker than the lips, a thin line), even
-        along the lip so the painted edge stays smooth."""
-        run = np.maximum(dark_run(points, direction, 0.55 * skin_light, 0.05),
-                         dark_run(points, direction, SEAM_SHADE * lip_light, SEAM_REACH))
+        for point, lip_px in zip(inner, thickness):
+            reach = int(min(SHADOW_REACH * unit, SHADOW_SHARE * lip_px))
+            if reach < 1:
+                runs.append(0.0)
+                continue
+            profile = luminance(sample(image, point + np.arange(0, int(lip_px / 2) + 2)[:, None] * direction))
+            if len(profile) < int(lip_px / 2) + 2:
+                runs.append(0.0)  # the lip runs off the image
+                continue
+            deepest = int(np.argmin(profile[:3]))
+            darkest, body = float(profile[deepest]), float(np.median(profile[-3:]))
+            if body - darkest < SHADOW_CONTRAST * body:
+                runs.append(0.0)  # no dark line at this lip's edge
+                continue
+            half = (darkest + body) / 2
+            light = np.flatnonzero(profile[deepest + 1:reach + 1] > half) + deepest + 1
+            if not len(light):
+                runs.append(float(reach))
+                continue
+            k = int(light[0])  # where it crossed half way, to a fraction of a pixel
+            runs.append(min(k - 1 + (half - profile[k - 1]) / max(profile[k] - profile[k - 1], 1e-6), float(reach)))
+        run = np.array(runs, np.float32)
         padded = np.pad(run, 1, mode="edge")
         return (0.25 * padded[:-2] + 0.5 * padded[1:-1] + 0.25 * padded[2:]).astype(np.float32)
 
     return PhotoMouth(
-        dark_above=shadow(marks[UPPER_CUT].astype(np.float64), -ey),
-        dark_below=shadow(marks[LOWER_CUT].astype(np.float64), ey),
+        dark_above=shadow(marks[UPPER_CUT].astype(np.float64), marks[UPPER_OUTER].astype(np.float64), -ey),
+        dark_below=shadow(marks[LOWER_CUT].astype(np.float64), marks[LOWER_OUTER].astype(np.float64), ey),
         shows_teeth=bool(shows_teeth),
         open_gap_px=frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0,
         teeth_rgb=np.median(bright, axis=0) if shows_teeth else np.zeros(3, np.float32),

@@ -21,6 +21,8 @@ LEFT_CORNER, RIGHT_CORNER = 61, 291
 # still part a little (FaceMesh's inner corners 78 and 308 lie a few pixels inside them).
 UPPER_CUT = [LEFT_CORNER, *UPPER_INNER, RIGHT_CORNER]
 LOWER_CUT = [LEFT_CORNER, *LOWER_INNER, RIGHT_CORNER]
+UPPER_OUTER = [LEFT_CORNER, 185, 40, 39, 37, 0, 267, 269, 270, 409, RIGHT_CORNER]  # the lips' outer edges, left to right
+LOWER_OUTER = [LEFT_CORNER, 146, 91, 181, 84, 17, 314, 405, 321, 375, RIGHT_CORNER]
 UPPER_LIP_TOP, LOWER_LIP_BOTTOM, CHIN = 0, 17, 152
 # Eyes as seen in the image: the subject's right eye is on the image's left.
 EYES = {
@@ -177,7 +179,11 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     return fields
 
 
-LID_BAND = 0.6  # of the way from the open lid's edge up to the brow's lower edge, the lid skin that stretches
+# The lid skin that stretches over a closing eye: LID_SHARE of the lid's slide above its edge (the lid
+# unfolds from just above the lashes; a band one and a half slides tall dragged a glasses rim above the
+# eye down into a notch), and at most LID_BAND of the way up to the brow's lower edge.
+LID_SHARE = 0.6
+LID_BAND = 0.6
 
 
 def eye_basis(landmarks: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray]:
@@ -203,14 +209,14 @@ def eye_basis(landmarks: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray
         # The lids meet two thirds of the way down: the upper one slides down over the eye (lid skin
         # from above fills the gap, the band between the lid and the brow stretching to follow), the
         # lower one rises a little. Each slide stops sharply at the meeting line, where a closed eye
-        # has its lashes. The upper lid's band stops short of the brow (LID_BAND of the way up to its
-        # lower edge): on large eyes a band sized by the slide alone reached the brow and dragged it
-        # down into the eye, a blocky smear where a lid should be.
+        # has its lashes. The upper lid's band is a little less tall than its slide and stops short of
+        # the brow (LID_BAND of the way up to its lower edge): on large eyes a band sized by the slide
+        # alone reached the brow and dragged it down into the eye, a blocky smear where a lid should be.
         meet = lid_top + 0.65 * gap
         upper_slide = 0.65 * gap
         lower_slide = 0.35 * gap
         brow_low = float((landmarks[idx["brow_low"]] - centre) @ ey / half)
-        band = np.minimum(1.5 * upper_slide + 0.03, LID_BAND * max(upper - brow_low, 0.1) * profile + 0.03)
+        band = np.minimum(LID_SHARE * upper_slide + 0.03, LID_BAND * max(upper - brow_low, 0.1) * profile + 0.03)
         down = _smoothstep(lid_top - band, lid_top, v) * (1 - _smoothstep(meet, meet + 0.03, v))
         up = _smoothstep(meet - 0.03, meet, v) * (1 - _smoothstep(lid_bottom, lid_bottom + 1.5 * lower_slide + 0.03, v))
         fields[f"blink{name}"] = np.outer((upper_slide * down - lower_slide * up) * half, ey)
