@@ -104,12 +104,6 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
     lips = np.concatenate([sample(image, marks[[0, 17]] + (marks[[13, 14]] - marks[[0, 17]]) * f)
                            for f in (0.35, 0.5, 0.65)])
 
-    # Between closed lips the seam's shadow lies on the upper lip, whose underside faces away from the
-    # light; the lower lip faces into it and keeps its edge (covered too, by the interior coming in
-    # over it, the filmed GRID mouths' open frames scored 0.002-0.003 lower by SSIM on every clip tried).
-    # An open mouth's dark inside reaches past FaceMesh's inner lips on both.
-    open_at_rest = frame.centre_gap_px > 0.03 * unit
-
     def shadow(inner: np.ndarray, outer: np.ndarray, direction: np.ndarray) -> np.ndarray:
         """How far the photo's dark (the seam's shadow, an open mouth's inside) reaches beyond each
         inner-lip point into its lip: to where the light climbs half way from the darkest at the lip's
@@ -148,10 +142,9 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
 
     return PhotoMouth(
         dark_above=shadow(marks[UPPER_CUT].astype(np.float64), marks[UPPER_OUTER].astype(np.float64), -ey),
-        dark_below=shadow(marks[LOWER_CUT].astype(np.float64), marks[LOWER_OUTER].astype(np.float64), ey)
-        if open_at_rest else np.zeros(len(LOWER_CUT), np.float32),
+        dark_below=shadow(marks[LOWER_CUT].astype(np.float64), marks[LOWER_OUTER].astype(np.float64), ey),
         shows_teeth=bool(shows_teeth),
-        open_gap_px=frame.centre_gap_px if open_at_rest else 0.0,
+        open_gap_px=frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0,
         teeth_rgb=np.median(bright, axis=0) if shows_teeth else np.zeros(3, np.float32),
         skin_rgb=skin_rgb.astype(np.float32),
         lip_rgb=np.median(lips, axis=0) if len(lips) else np.array([170, 90, 90], np.float32),
