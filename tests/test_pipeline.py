@@ -411,3 +411,91 @@ def test_a_change_to_talkers_code_is_a_new_work_cache_key(tmp_path, monkeypatch)
     key = WorkCache.key("asr", parts)
     monkeypatch.setattr(work_cache, "code_fingerprint", lambda: "another")
     assert WorkCache.key("asr", parts) != key
+
+
+class Beside(Stage):
+    """A stand-in for the photo stage: it runs beside the stages after it, and fills `prompt`."""
+
+    name, writes, beside = "side", ("prompt",), True
+
+    def __init__(self, started, release, fail=None):
+        self.started, self.release, self.fail = started, release, fail
+
+    def run(self, job):
+        import threading
+
+        self.thread = threading.current_thread()
+        self.started.set()
+        assert self.release.wait(10), "the stage after it never ran"
+        if self.fail:
+            raise self.fail
+        job.artifacts.prompt = "made beside"
+        job.input_hashes["side_sha256"] = "s"
+        return {}
+
+
+class After(Recorder):
+    """A stage after it that needs nothing of it: it lets the side stage finish, so they overlapped."""
+
+    def __init__(self, name, events, release, fail=None):
+        super().__init__(name, events, fail)
+        self.release = release
+
+    def run(self, job):
+        self.release.set()
+        return super().run(job)
+
+
+class Reader(Recorder):
+    reads = ("prompt",)
+
+    def run(self, job):
+        self.events.append(f"read {job.artifacts.prompt}")
+        return {}
+
+
+@pytest.fixture
+def two_cores(monkeypatch):
+    monkeypatch.setattr("talker_cli.jobs.pipeline.beside_pays", lambda: True)
+
+
+def test_a_stage_that_reads_nothing_runs_beside_the_next_and_is_waited_for_by_its_reader(tmp_path, two_cores):
+    """The photo is read while the speech is made: the side stage finishes only once the stage after
+    it has run (run in turn, it would wait forever), the stage that reads its slot sees it filled, and
+    the manifest lists the stages in their order, as run in turn."""
+    import threading
+
+    events, started, release = [], threading.Event(), threading.Event()
+    stages = [Beside(started, release), After("tts", events, release), Reader("render", events)]
+    manifest = run_job(job_for(tmp_path), stages)
+    assert events == ["load tts", "run tts", "unload tts", "load render", "read made beside", "unload render"]
+    assert stages[0].thread is not threading.main_thread()
+    assert [s["name"] for s in manifest["stages"]] == ["side", "tts", "render"]
+    assert manifest["inputs"]["side_sha256"] == "s"
+
+
+def test_a_stage_run_beside_others_fails_its_job_as_if_run_in_turn(tmp_path, two_cores):
+    """Its error is the job's, not a later stage's, and the job's files are gone."""
+    import threading
+
+    from talker_cli.errors import InputError
+
+    events, started, release = [], threading.Event(), threading.Event()
+    stages = [Beside(started, release, fail=InputError("no face found")), After("tts", events, release, fail=RuntimeError("late")),
+              Reader("render", events)]
+    with pytest.raises(InputError, match="no face found"):
+        run_job(job_for(tmp_path), stages)
+    assert "load render" not in events
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_on_one_core_nothing_runs_beside(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr("talker_cli.jobs.pipeline.beside_pays", lambda: False)
+    events, started, release = [], threading.Event(), threading.Event()
+    release.set()  # in turn, the side stage runs first, alone
+    stages = [Beside(started, release), After("tts", events, threading.Event()), Reader("render", events)]
+    run_job(job_for(tmp_path), stages)
+    assert stages[0].thread is threading.main_thread()
+    assert events == ["load tts", "run tts", "unload tts", "load render", "read made beside", "unload render"]

@@ -15,8 +15,8 @@ from .job import Job, Stage
 class PhotoStage(Stage):
     name = "photo"
     backend = "mediapipe-facemesh"
-
     writes = ("photo",)
+    beside = True  # the face is found while the speech is made
 
     def applies(self, job: Job) -> bool:
         return job.photo is not None

@@ -75,6 +75,9 @@ class Stage:
     model = ""
     reads: tuple[str, ...] = ()  # the artifact slots it needs filled
     writes: tuple[str, ...] = ()  # the only slots it may fill
+    # It reads no slot and shares nothing with the stages after it: the runner may run it beside them
+    # (pipeline._Beside), until a stage reads what it writes.
+    beside = False
 
     def applies(self, job: Job) -> bool:
         return True

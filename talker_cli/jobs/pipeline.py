@@ -2,19 +2,24 @@
 
 Nothing a stage loads survives it: the runner drops the stage's engine in `finally` and collects
 garbage before the next stage starts, so the peak memory is the largest stage, not the sum.
+A stage that reads nothing another makes (Stage.beside: the photo) runs in a thread beside the
+stages after it, on its own view of each job, and is waited for before the first stage that reads
+what it writes: the face is found while the speech is made.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..artifacts import Artifacts
 from ..errors import ResourceError, StageError, TalkerError, os_error
 from .metering import StageMeter
 from .outputs import OutputSet
@@ -216,6 +221,59 @@ def _run_on_one_placement(stage: Stage, pending: list[tuple[JobResult, str | Non
         gc.collect()  # the stage's model and tensors go now; the VRAM reservation stays cached
 
 
+@dataclass
+class _Beside:
+    """A stage running in a thread beside the stages after it, on a view of each job of its own (the
+    job with empty artifacts), so no slot changes under another stage's feet."""
+
+    stage: Stage
+    pairs: list[tuple[JobResult, JobResult]]  # each job's result and its view's
+    events: list[tuple[str, StageReport | None]]  # progress, shown when it is waited for
+    thread: threading.Thread
+
+    @classmethod
+    def start(cls, stage: Stage, todo: list[JobResult]) -> _Beside:
+        pairs = [(result, JobResult(replace(result.job, artifacts=Artifacts(), input_hashes={}))) for result in todo]
+        events: list[tuple[str, StageReport | None]] = []
+        views = [view for _, view in pairs]
+
+        def work() -> None:
+            try:
+                _run_stage_over(stage, views, lambda *event: events.append(event))
+            except BaseException as error:  # the runner's own failure: each job says so, none is left waiting
+                for view in views:
+                    view.error = view.error or _as_talker_error(stage, view.job, error)
+
+        thread = threading.Thread(target=work, name=f"talker-{stage.name}", daemon=True)
+        thread.start()
+        return cls(stage, pairs, events, thread)
+
+    def finish(self, on_stage: StageCallback | None) -> None:
+        """Wait for it; fill each job's slots, hashes and reports from its view. Its error stands over
+        a later stage's: run in order, that stage would not have run."""
+        self.thread.join()
+        if on_stage:  # progress lines are drawn from the runner's thread only
+            for event in self.events:
+                on_stage(*event)
+        for result, view in self.pairs:
+            for slot in self.stage.writes:
+                setattr(result.job.artifacts, slot, getattr(view.job.artifacts, slot))
+            result.job.input_hashes = {**view.job.input_hashes, **result.job.input_hashes}
+            result.reports.extend(view.reports)
+            if view.error is not None:
+                result.error = view.error
+                result.job.run.outputs.discard()
+
+
+def beside_pays() -> bool:
+    """A stage runs beside others only where a second core can take it (one core: it would only
+    take turns with them)."""
+    import os
+
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+    return len(cores) > 1
+
+
 def run_jobs(jobs: Sequence[Job], stages: Sequence[Stage] | None = None,
              on_stage: StageCallback | None = None) -> list[JobResult]:
     """Run jobs stage by stage (all TTS, then all renders...), each model loaded once for all of
@@ -236,17 +294,29 @@ def run_jobs(jobs: Sequence[Job], stages: Sequence[Stage] | None = None,
                     job.run.outputs = OutputSet(job.output_files())
                 except TalkerError as error:
                     result.error = error
+            running: list[_Beside] = []
             for stage in stages:
+                for beside in [b for b in running if set(b.stage.writes) & set(stage.reads)]:
+                    beside.finish(on_stage)
+                    running.remove(beside)
                 alive = [r for r in results if r.error is None]
                 todo = [r for r in alive if stage.applies(r.job)]
                 for result in alive:
                     if result not in todo:
                         result.reports.append(StageReport(name=stage.name, ran=False))
+                if todo and stage.beside and beside_pays():
+                    running.append(_Beside.start(stage, todo))
+                    continue
                 if todo:
                     _run_stage_over(stage, todo, on_stage)
                 for result in todo:
                     if result.error is not None:
                         result.job.run.outputs.discard()
+            for beside in running:
+                beside.finish(on_stage)
+            order = {stage.name: index for index, stage in enumerate(stages)}
+            for result in results:
+                result.reports.sort(key=lambda report: order.get(report.name, len(order)))
             for result in results:
                 if result.error is None:
                     job = result.job
