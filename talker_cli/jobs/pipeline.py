@@ -3,8 +3,9 @@
 Nothing a stage loads survives it: the runner drops the stage's engine in `finally` and collects
 garbage before the next stage starts, so the peak memory is the largest stage, not the sum.
 A stage that reads nothing another makes (Stage.beside: the photo) runs in a thread beside the
-stages after it, on its own view of each job, and is waited for before the first stage that reads
-what it writes: the face is found while the speech is made.
+stages after it, on its own view of the job, and is waited for before the first stage that reads
+what it writes: the face is found while the speech is made. Only for a job alone: a batch's jobs
+leave a stage together, so a photo without a face takes its job out before the speech is made.
 """
 
 from __future__ import annotations
@@ -304,7 +305,7 @@ def run_jobs(jobs: Sequence[Job], stages: Sequence[Stage] | None = None,
                 for result in alive:
                     if result not in todo:
                         result.reports.append(StageReport(name=stage.name, ran=False))
-                if todo and stage.beside and beside_pays():
+                if todo and stage.beside and len(results) == 1 and beside_pays():
                     running.append(_Beside.start(stage, todo))
                     continue
                 if todo:
