@@ -62,10 +62,12 @@ def _to_rgb8(image) -> np.ndarray:
     return np.asarray(image.convert("RGB"))
 
 
-def read_image(path: Path) -> np.ndarray:
+@contextmanager
+def _opened(path: Path):
+    """The photo opened by Pillow (its header read), its failures said as one line each."""
     import warnings
 
-    from PIL import Image, ImageOps, UnidentifiedImageError
+    from PIL import Image, UnidentifiedImageError
 
     from .jobs.input_files import check_file
 
@@ -75,13 +77,26 @@ def read_image(path: Path) -> np.ndarray:
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             Image.MAX_IMAGE_PIXELS = MAX_PHOTO_PIXELS
             with Image.open(path) as image:
-                return _to_rgb8(ImageOps.exif_transpose(image))
+                yield image
     except PermissionError:
         raise InputError(f"photo cannot be read (permission denied): {path}") from None
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise InputError(f"{path} is over {MAX_PHOTO_PIXELS // 1_000_000} megapixels; pass a smaller photo") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
         raise InputError(f"{path} is not a readable image ({error.__class__.__name__}); pass a JPEG or PNG photo") from None
+
+
+def check_image(path: Path) -> None:
+    """Refuse, from its header alone, a photo Pillow cannot read or one too large to decode."""
+    with _opened(path):
+        pass
+
+
+def read_image(path: Path) -> np.ndarray:
+    from PIL import ImageOps
+
+    with _opened(path) as image:
+        return _to_rgb8(ImageOps.exif_transpose(image))
 
 
 class _PyplotOnUse(types.ModuleType):

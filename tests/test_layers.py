@@ -263,3 +263,27 @@ def test_a_blink_leaves_a_glasses_rim_above_the_eye_where_it_is(tmp_path, face_p
         assert np.abs(blink[y, x - 3:x + 4] - rest[y, x - 3:x + 4]).mean() > 10  # the lid closed over the eye
         rim = slice(int(round(lm[upper][1] - 1.0 * gap)), int(round(lm[upper][1] - 0.45 * gap)) + 1)
         assert np.abs(blink[rim, x - 4:x + 5] - rest[rim, x - 4:x + 5]).mean() < 5, upper
+
+
+def test_the_photos_own_teeth_end_in_a_smooth_edge_not_a_staircase(smiling):
+    """Where the jaw parts below a photo's upper teeth, their edge is drawn with a pixel's width of
+    soft edge, as the lips' are: down each column across it, the pixels at the edge lie part way
+    between the teeth and the dark below them (a hard edge, a staircase along a sloping row, left
+    2-3% of them part way; soft, about 27%)."""
+    photo, renderer = smiling
+    frame = renderer.render(BlendshapeTrack(25, NAMES, VISEME_POSES["aa"][None].copy()), 0).astype(float)
+    light = frame @ [0.299, 0.587, 0.114]
+    lm = photo.landmarks_px
+    centre, half = (lm[61][0] + lm[291][0]) / 2, (lm[291][0] - lm[61][0]) / 2
+    shares = []
+    for x in range(int(centre - 0.6 * half), int(centre + 0.6 * half)):
+        column = light[int(lm[13][1]) - 2:int(lm[14][1]) + int(0.3 * half), x]
+        below = column[int(np.argmax(column)):]  # from the brightest of the teeth down
+        teeth, dark = below[0], below.min()
+        if teeth - dark < 40:
+            continue  # no teeth over a dark mouth in this column
+        edge = int(np.argmax(below < dark + 0.5 * (teeth - dark)))
+        shares += [(below[edge - 1] - dark) / (teeth - dark), (below[edge] - dark) / (teeth - dark)]
+    shares = np.array(shares)
+    assert len(shares) > 40
+    assert np.mean((shares > 0.25) & (shares < 0.75)) > 0.15

@@ -499,3 +499,27 @@ def test_on_one_core_nothing_runs_beside(tmp_path, monkeypatch):
     run_job(job_for(tmp_path), stages)
     assert stages[0].thread is threading.main_thread()
     assert events == ["load tts", "run tts", "unload tts", "load render", "read made beside", "unload render"]
+
+
+def test_a_stage_run_beside_others_that_fails_stops_its_job_at_the_next_stage(tmp_path, two_cores):
+    """A photo without a face is told at the next stage boundary, not after every stage of the speech."""
+    import threading
+    import time
+
+    from talker_cli.errors import InputError
+
+    events, started, release = [], threading.Event(), threading.Event()
+    release.set()
+
+    class Slow(Recorder):
+        def run(self, job):
+            deadline = time.monotonic() + 5
+            while any(t.name == "talker-side" for t in threading.enumerate()) and time.monotonic() < deadline:
+                time.sleep(0.01)  # until the side stage has failed
+            return super().run(job)
+
+    stages = [Beside(started, release, fail=InputError("no face found")), Slow("tts", events),
+              Recorder("align", events), Reader("render", events)]
+    with pytest.raises(InputError, match="no face found"):
+        run_job(job_for(tmp_path), stages)
+    assert "run tts" in events and "load align" not in events

@@ -233,8 +233,11 @@ def draw_lips(layers: MouthLayers, image: np.ndarray, weights: np.ndarray, px: n
         # lip rises off them, the teeth go on up under it (their top row, drawn on), not a dark rim.
         below_cut = _at(layers.upper_cut, px, py, origin, cv2)
         on_teeth = py + np.clip(0.5 - below_cut, 0.0, LIFT_REACH * (layers.box[3] - layers.box[1]))
-        teeth = (_at(layers.upper_cut, px, on_teeth, origin, cv2) > -0.5) & (_at(layers.split, px, on_teeth, origin, cv2) < 0)
-        hole = (1 - upper_cover) * (1 - lower_cover) * (1 - teeth.astype(np.float32))
+        # A pixel's width of soft edge at the split and under the lip: a hard one drew the teeth's edge
+        # as a staircase.
+        teeth = (np.clip(0.5 + _at(layers.upper_cut, px, on_teeth, origin, cv2), 0.0, 1.0)
+                 * np.clip(0.5 - _at(layers.split, px, on_teeth, origin, cv2), 0.0, 1.0))
+        hole = (1 - upper_cover) * (1 - lower_cover) * (1 - teeth)
         inside = cv2.remap(image, px, on_teeth, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
     else:
         hole = (1 - upper_cover) * (1 - lower_cover)

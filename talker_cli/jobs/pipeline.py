@@ -297,7 +297,9 @@ def run_jobs(jobs: Sequence[Job], stages: Sequence[Stage] | None = None,
                     result.error = error
             running: list[_Beside] = []
             for stage in stages:
-                for beside in [b for b in running if set(b.stage.writes) & set(stage.reads)]:
+                # Waited for by the first stage that reads it; taken in as soon as it is done (a photo
+                # without a face stops its job at the next stage).
+                for beside in [b for b in running if set(b.stage.writes) & set(stage.reads) or not b.thread.is_alive()]:
                     beside.finish(on_stage)
                     running.remove(beside)
                 alive = [r for r in results if r.error is None]

@@ -86,12 +86,17 @@ def check_job(job: Job):
 
 def check_inputs(job: Job) -> None:
     """The inputs the stages will read, after the settings are known good: a photo or a recording this
-    user cannot read, and a text whose speech would run past the recording limit, are refused now."""
+    user cannot read, a photo that is not an image or too large to decode (its header says), and a
+    text whose speech would run past the recording limit, are refused now: the photo is read beside
+    the speech (jobs/pipeline.py), and its refusal should not wait for the speech to be made."""
+    from ..photo import check_image
     from .input_files import check_file
 
     for what, path in (("photo", job.photo), ("audio file", job.audio)):
         if path is not None:
             check_file(path, what)
+    if job.photo is not None:
+        check_image(job.photo)
     if job.text is not None and not job.reply:  # a prompt is not spoken: its reply is bounded by its tokens
         check_speech_length(job.text, job.config.input.max_audio_s, "text")
 
