@@ -28,6 +28,7 @@ from .rig import BASIS, LEFT_CORNER, LOWER_CUT, RIGHT_CORNER, UPPER_CUT, MouthFr
 
 FIELD_STEP = 2
 QUERY_STEP = 3  # each lip's inverse map is found on every third pixel, the offsets interpolated between
+JUMP_PX = 1.0  # ... except where two nodes' offsets differ by more than this: there at every pixel
 FAR = 1e4  # pixels: a signed distance that means "wholly on this side"
 LIFT_REACH = 0.15  # of the box's height: how far above its photo place the upper lip may bare the teeth
 
@@ -161,18 +162,13 @@ class _Columns:
         return within(left) + share * (within(right) - within(left))
 
 
-def _invert(field: np.ndarray, px: np.ndarray, py: np.ndarray, origin: tuple[int, int], cv2) -> tuple[np.ndarray, np.ndarray]:
-    """For both lips at once, the points q (photo pixels) that each one's forward map q -> q + field(q)
-    takes to (px, py): returned side by side, the upper lip's left. field: both lips' motion side by
-    side (MouthLayers.fields). Down the face, where the lips stretch into the chin many times over
-    (no fixed-point step settles there), each column of the field is inverted exactly; across, the
-    lips move little and smoothly, and a fixed-point step finds the column. Each lip's inverse map is
-    as smooth as its field, so it is found on a coarse grid (QUERY_STEP)."""
+def _inverse_at(field: np.ndarray, cx: np.ndarray, cy: np.ndarray, origin: tuple[int, int], cv2) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For each lip (upper, lower), the photo points q whose forward map q -> q + field(q) lands on the
+    points (cx, cy), given in nearly column order. Down the face, where the lips stretch into the chin
+    many times over (no fixed-point step settles there), each column of the field is inverted exactly;
+    across, the lips move little and smoothly, and a fixed-point step finds the column."""
     x0, y0 = origin
     width = field.shape[1] // 2
-    # Column by column, top to bottom: the queries come in nearly the order the interpolation keeps
-    # its columns in, and each search starts where the last ended (ten times faster than row by row).
-    cx, cy = px[::QUERY_STEP, ::QUERY_STEP].T.ravel(), py[::QUERY_STEP, ::QUERY_STEP].T.ravel()
     rows_y = y0 + FIELD_STEP * np.arange(field.shape[0], dtype=np.float32)
     found = []
     for half in (field[:, :width], field[:, width:]):
@@ -183,19 +179,51 @@ def _invert(field: np.ndarray, px: np.ndarray, py: np.ndarray, origin: tuple[int
                        cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)[0]
         qx = cx - dx
         found.append((qx, columns.row_to(cy, np.maximum((qx - x0) / FIELD_STEP, 0.0))))
+    return found
+
+
+def _invert(field: np.ndarray, px: np.ndarray, py: np.ndarray, origin: tuple[int, int], cv2) -> tuple[np.ndarray, np.ndarray]:
+    """For both lips at once, the points q (photo pixels) that each one's forward map q -> q + field(q)
+    takes to (px, py): returned side by side, the upper lip's left. field: both lips' motion side by
+    side (MouthLayers.fields). Each lip's inverse map is smooth almost everywhere, so it is found on a
+    coarse grid (QUERY_STEP) and interpolated; where it jumps between two nodes (skin pressed together
+    above a lip raised far, a fold the inversion skips over), interpolating drew the lip's edge as a
+    saw, so there it is found at every pixel."""
+    # Column by column, top to bottom: the queries come in nearly the order the interpolation keeps
+    # its columns in, and each search starts where the last ended (ten times faster than row by row).
+    cx, cy = px[::QUERY_STEP, ::QUERY_STEP].T.ravel(), py[::QUERY_STEP, ::QUERY_STEP].T.ravel()
+    found = _inverse_at(field, cx, cy, origin, cv2)
     shape = px[::QUERY_STEP, ::QUERY_STEP].T.shape
     grid = lambda values: values.reshape(shape).T  # noqa: E731
     qx = np.concatenate([grid(found[0][0]), grid(found[1][0])], axis=1).astype(np.float32)
     qy = np.concatenate([grid(found[0][1]), grid(found[1][1])], axis=1).astype(np.float32)
     cx, cy = np.tile(px[::QUERY_STEP, ::QUERY_STEP], 2), np.tile(py[::QUERY_STEP, ::QUERY_STEP], 2)
     # Pixel (x, y) of the box is node (x, y) / QUERY_STEP of the coarse grid: each lip's offsets read there.
-    offset = cv2.remap(np.dstack([qx - cx, qy - cy]), *_upsampling(px.shape, qx.shape[1] // 2), cv2.INTER_LINEAR,
+    offset_x, offset_y = qx - cx, qy - cy
+    offset = cv2.remap(np.dstack([offset_x, offset_y]), *_upsampling(px.shape, qx.shape[1] // 2), cv2.INTER_LINEAR,
                        borderMode=cv2.BORDER_REPLICATE)
     qx, qy = offset[..., 0], offset[..., 1]
     width = px.shape[1]
     for part in (slice(0, width), slice(width, 2 * width)):
         qx[:, part] += px
         qy[:, part] += py
+    # Cells whose corners' offsets differ by more than JUMP_PX: every pixel in them found exactly.
+    jump = np.zeros(offset_y.shape, bool)
+    for offsets in (offset_x, offset_y):
+        step_down, step_across = np.abs(np.diff(offsets, axis=0)) > JUMP_PX, np.abs(np.diff(offsets, axis=1)) > JUMP_PX
+        jump[:-1] |= step_down
+        jump[1:] |= step_down
+        jump[:, :-1] |= step_across
+        jump[:, 1:] |= step_across
+    half = jump.shape[1] // 2
+    rough = np.repeat(np.repeat(jump[:, :half] | jump[:, half:], QUERY_STEP, axis=0), QUERY_STEP, axis=1)
+    rough = cv2.dilate(rough[:px.shape[0], :px.shape[1]].astype(np.uint8), np.ones((QUERY_STEP, QUERY_STEP), np.uint8))
+    cols, rows = np.nonzero(rough.T)  # column by column, as the inversion likes them
+    if len(rows):
+        exact = _inverse_at(field, px[rows, cols], py[rows, cols], origin, cv2)
+        for (ex, ey), shift in zip(exact, (0, width)):
+            qx[rows, cols + shift] = ex
+            qy[rows, cols + shift] = ey
     return qx, qy
 
 
