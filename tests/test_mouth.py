@@ -569,3 +569,22 @@ def test_a_dark_lipstick_keeps_its_lips_as_the_mouth_opens(tmp_path):
     # Opening, the upper lip rises off the interior and thins (to 0.52 of its rows here; with the
     # shadow told by the skin's light, 0.36)
     assert sum(upper_lip_rows(frame, x) for x in columns) >= 0.45 * sum(before)
+
+
+def test_lips_closing_over_a_photos_teeth_meet_on_a_smooth_line(smiling):
+    """Closing over the photo's open mouth, the lips meet on a line the backward map draws a pixel at
+    a time; each pixel it crosses mixes the two lips by how much of it lies on each side, so the
+    sloping line is not a staircase: across it, the pixels on the line lie part way between their
+    neighbours above and below (31% of them here; drawn hard, 15%)."""
+    from talker_cli.face.frames import _meeting_line
+
+    photo, renderer = smiling
+    light = renderer.render(pose("sil"), 0).astype(float) @ [0.299, 0.587, 0.114]
+    x0, y0, x1, y1 = renderer.box
+    rows, cols, _ = _meeting_line(renderer.rig.frame, renderer.box)
+    box = light[y0:y1, x0:x1]
+    above, below, on = box[rows - 1, cols], box[rows + 1, cols], box[rows, cols]
+    contrast = np.abs(above - below) > 12
+    assert contrast.sum() >= 30  # the premise: the two lips differ across the line here
+    share = (on[contrast] - below[contrast]) / (above[contrast] - below[contrast])
+    assert np.mean((share > 0.2) & (share < 0.8)) > 0.23

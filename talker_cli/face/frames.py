@@ -16,7 +16,7 @@ from .blendshapes import FUNNEL_OPENING, INDEX, JAW_OPENING, LOWER_LIP_DROP, NAM
 from .calibration import AS_DRAWN, OpeningCurve, calibrate
 from .layers import build_layers, draw_lips
 from .painter import SEAM_OPEN, TEETH_SPLIT, MouthPainter, read_mouth
-from .rig import BASIS, MOUTH_SHAPES, build_rig, mouth_frame
+from .rig import BASIS, MOUTH_SHAPES, MouthFrame, build_rig, mouth_frame
 
 
 # The widest the lips are drawn apart, in eye distances, whatever a photo's calibration asks (a face a
@@ -137,6 +137,37 @@ def _feather(length: int, share: float) -> np.ndarray:
     return t * t * (3 - 2 * t)
 
 
+CLOSE = BASIS.index("close")
+
+
+def _meeting_line(frame: MouthFrame, box: tuple[int, int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where lips closing over a photo's open mouth meet (midway between its inner lips), as the
+    pixels of the box the line crosses: their rows and columns, and how far below the line each
+    pixel's centre lies (-0.5 to 0.5 pixels)."""
+    x0, y0, x1, y1 = box
+    ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float64)
+    u, v = frame.to_uv(np.stack([xs.ravel(), ys.ravel()], axis=1))
+    mid = v - 0.5 * (np.interp(u, frame.upper_u, frame.upper_v) + np.interp(u, frame.lower_u, frame.lower_v))
+    below_px = (mid * frame.half_width_px * np.abs(frame.ey[1])).reshape(xs.shape)  # vertical distance
+    rows, cols = np.nonzero((np.abs(below_px) < 0.5) & (np.abs(u.reshape(xs.shape)) < 1.0))
+    inside = (rows > 0) & (rows < xs.shape[0] - 1)
+    rows, cols = rows[inside], cols[inside]
+    return rows, cols, below_px[rows, cols].astype(np.float32)
+
+
+def _smooth_meeting(box: np.ndarray, meeting: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """Lips closing over an open mouth meet on a line the backward map draws a pixel at a time: each
+    pixel the line crosses takes the other lip's colour (its neighbour across the line) for the share
+    of it that lies on that lip's side, so a sloping line is smooth, not a staircase."""
+    rows, cols, below = meeting
+    if not len(rows):
+        return
+    across = np.where(below >= 0, rows - 1, rows + 1)  # the neighbour on the other side of the line
+    own = (0.5 + np.abs(below))[:, None]
+    mixed = own * box[rows, cols].astype(np.float32) + (1 - own) * box[across, cols].astype(np.float32)
+    box[rows, cols] = mixed.round().astype(np.uint8)
+
+
 class FrameRenderer:
     """Holds the rig, the head's matte and the grids; render(i) makes frame i of the track.
 
@@ -186,6 +217,7 @@ class FrameRenderer:
         fx = _feather(lx1 - lx0, 0.2)
         self.lips_feather = np.minimum(fy[:, None], fx[None, :]).astype(np.float32)
         self.lips_unfeather = 1 - self.lips_feather
+        self.meeting = _meeting_line(self.rig.frame, self.box)
         # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
         self.scale = replace(self.scale, curve=curve or calibrate(self._drawn_open, read_mouth_openings))
 
@@ -231,6 +263,8 @@ class FrameRenderer:
         x0, y0, x1, y1 = self.box
         frame[y0:y1, x0:x1] = cv2.remap(self.photo.image_rgb, map_x, map_y, cv2.INTER_LINEAR,
                                         borderMode=cv2.BORDER_REFLECT)
+        if weights[CLOSE] * self.rig.frame.rest_gap_px > 1.0:
+            _smooth_meeting(frame[y0:y1, x0:x1], self.meeting)
         hole = None
         edges = self.rig.opening(weights, from_lips=not self.painter.photo_teeth)
         gap = float(np.max((edges[1] - edges[0]) @ self.rig.frame.ey))
