@@ -179,6 +179,15 @@ def test_a_dim_photos_own_teeth_are_found_and_kept(tmp_path, face_photo):
     assert np.abs(opened - photo.image_rgb[teeth].astype(float)).mean() < 6
 
 
+def _open_and_shut(photo) -> tuple[np.ndarray, np.ndarray]:
+    """The photo's face rendered with its eyes open and with both shut (a blink)."""
+    weights = np.zeros((2, len(NAMES)), np.float32)
+    weights[1, INDEX["eyeBlinkLeft"]] = weights[1, INDEX["eyeBlinkRight"]] = 1.0
+    track = BlendshapeTrack(25, NAMES, weights)
+    renderer = FrameRenderer(photo)
+    return renderer.render(track, 0).astype(float), renderer.render(track, 1).astype(float)
+
+
 def test_a_blink_closes_a_lid_over_large_eyes_and_leaves_the_brow(tmp_path, face_photo):
     """On large open eyes the lid slides down over the eye and the skin above it stretches, but the
     brow stays where it is: the band that stretches stops short of the brow (sized by the slide
@@ -189,11 +198,7 @@ def test_a_blink_closes_a_lid_over_large_eyes_and_leaves_the_brow(tmp_path, face
 
     Image.fromarray(taller_eyes(np.asarray(Image.open(face_photo).convert("RGB")), 1.7)).save(tmp_path / "large-eyes.png")
     photo = load_photo(tmp_path / "large-eyes.png", RenderConfig())
-    renderer = FrameRenderer(photo)
-    weights = np.zeros((2, len(NAMES)), np.float32)
-    weights[1, INDEX["eyeBlinkLeft"]] = weights[1, INDEX["eyeBlinkRight"]] = 1.0
-    track = BlendshapeTrack(25, NAMES, weights)
-    rest, blink = renderer.render(track, 0).astype(float), renderer.render(track, 1).astype(float)
+    rest, blink = _open_and_shut(photo)
     lm = photo.landmarks_px
     for upper, lower, brow_low in ((159, 145, 52), (386, 374, 282)):
         gap = lm[lower][1] - lm[upper][1]
@@ -251,11 +256,7 @@ def test_a_blink_leaves_a_glasses_rim_above_the_eye_where_it_is(tmp_path, face_p
     for upper, lower, brow_low in ((159, 145, 52), (386, 374, 282)):
         raised[brow_low, 1] -= 2.0 * (raised[lower][1] - raised[upper][1])
     photo = replace(photo, landmarks_px=raised)
-    renderer = FrameRenderer(photo)
-    weights = np.zeros((2, len(NAMES)), np.float32)
-    weights[1, INDEX["eyeBlinkLeft"]] = weights[1, INDEX["eyeBlinkRight"]] = 1.0
-    track = BlendshapeTrack(25, NAMES, weights)
-    rest, blink = renderer.render(track, 0).astype(float), renderer.render(track, 1).astype(float)
+    rest, blink = _open_and_shut(photo)
     lm = photo.landmarks_px
     for upper, lower in ((159, 145), (386, 374)):
         gap = lm[lower][1] - lm[upper][1]
