@@ -523,3 +523,32 @@ def test_a_stage_run_beside_others_that_fails_stops_its_job_at_the_next_stage(tm
     with pytest.raises(InputError, match="no face found"):
         run_job(job_for(tmp_path), stages)
     assert "run tts" in events and "load align" not in events
+
+
+def test_a_batchs_photo_is_read_once_for_all_the_jobs_that_share_it(tmp_path, monkeypatch):
+    """Twenty jobs of one photo find its face once: by its content (another name for the same bytes
+    is the same photo; a different photo is read anew), each job's photo keeping its own path."""
+    import shutil
+
+    import numpy as np
+    from PIL import Image
+
+    import talker_cli.photo
+    from talker_cli.jobs.pipeline import run_jobs
+    from talker_cli.jobs.stages import PhotoStage
+
+    face = Path(__file__).resolve().parent.parent / "samples" / "face.png"
+    shutil.copy(face, tmp_path / "a.png")
+    shutil.copy(face, tmp_path / "b.png")
+    Image.open(face).transpose(Image.Transpose.FLIP_LEFT_RIGHT).save(tmp_path / "other.png")
+    read, real = [], talker_cli.photo.load_photo
+    monkeypatch.setattr(talker_cli.photo, "load_photo", lambda path, config: read.append(path.name) or real(path, config))
+    jobs = [Job(photo=tmp_path / name, output=tmp_path / f"{i}.mp4", config=TalkerConfig(), text="hi")
+            for i, name in enumerate(["a.png", "b.png", "a.png", "other.png"])]
+    results = run_jobs(jobs, [PhotoStage()])
+    assert [r.error for r in results] == [None] * 4
+    assert read == ["a.png", "other.png"]
+    photos = [r.job.artifacts.photo for r in results]
+    assert [p.path.name for p in photos] == ["a.png", "b.png", "a.png", "other.png"]
+    assert np.array_equal(photos[1].image_rgb, photos[0].image_rgb)
+    assert not np.array_equal(photos[3].image_rgb, photos[0].image_rgb)

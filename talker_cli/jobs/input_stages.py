@@ -21,14 +21,27 @@ class PhotoStage(Stage):
     def applies(self, job: Job) -> bool:
         return job.photo is not None
 
-    def run(self, job: Job) -> dict[str, Any]:
-        from ..photo import load_photo
+    def load(self, job: Job) -> None:
+        self.read: dict[tuple, Any] = {}  # a batch's photos, read once each: by content and video size
 
-        photo = load_photo(job.photo, job.config.render)
+    def run(self, job: Job) -> dict[str, Any]:
+        from dataclasses import replace
+
+        from ..photo import file_sha256, load_photo
+
+        render = job.config.render
+        key = (file_sha256(job.photo), render.max_side, render.crop)
+        if key in self.read:
+            photo = replace(self.read[key], path=job.photo)
+        else:
+            photo = self.read[key] = load_photo(job.photo, render)
         job.artifacts.photo = photo
         job.input_hashes["photo_sha256"] = photo.sha256
         height, width = photo.image_rgb.shape[:2]
         return {"video_size": [width, height], "photo_size": list(photo.source_size)}
+
+    def unload(self) -> None:
+        self.read = {}
 
 
 def read_text_file(path: Path, max_chars: int) -> str:
