@@ -391,3 +391,26 @@ def test_a_complete_output_made_with_another_config_is_not_complete(tmp_path):
     assert is_complete(files, config, {"text_sha256": "x"})
     assert not is_complete(files, other, {"text_sha256": "x"})  # another config
     assert not is_complete(files, config, {"text_sha256": "y"})  # another text
+
+
+def test_a_batchs_jobs_of_one_photo_read_it_and_calibrate_it_once_even_when_forced(workspace, monkeypatch):
+    """--force redoes every stage, but three jobs of one photo (one of them by another name) need its
+    face found and its mouth calibrated once; a job of another photo gets its own."""
+    from talker_cli.face import frames
+
+    shutil.copy(workspace / "face.png", workspace / "same.png")
+    Image.open(workspace / "face.png").transpose(Image.Transpose.FLIP_LEFT_RIGHT).save(workspace / "mirror.png")
+    made, real = [], frames.calibrate
+
+    def counted(*args, **kwargs):
+        made.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(frames, "calibrate", counted)
+    rows = [{"photo": photo, "text": f"Job {i} says hello.", "output": f"j{i}.mp4"}
+            for i, photo in enumerate(["face.png", "same.png", "face.png", "mirror.png"])]
+    out = workspace / "out"
+    result = runner.invoke(app, ["batch", str(write_jobs(workspace, rows)), "--out-dir", str(out), "-q", "--force"])
+    assert result.exit_code == 0, result.stderr
+    assert len(made) == 2  # face.png (and its copy), mirror.png
+    assert all((out / f"j{i}.mp4").stat().st_size > 1000 for i in range(4))

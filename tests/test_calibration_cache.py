@@ -79,3 +79,4 @@ def test_a_photos_calibration_is_made_once_and_kept_by_its_content(tmp_path, mon
     cv2.imwrite(str(mirrored), np.ascontiguousarray(cv2.imread(str(face_photo))[:, ::-1]))
     render(mirrored, "d.mp4")
     assert len(calibrated) == 3  # another photo, another curve
+

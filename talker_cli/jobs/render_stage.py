@@ -10,6 +10,19 @@ from typing import Any
 from .job import Job, Stage
 
 
+KEPT_RENDERERS = 4  # photos whose renderers a batch keeps at once
+
+
+def photo_digest(photo) -> str:
+    """The photo as drawn: its pixels at the video size and its landmarks there."""
+    import numpy as np
+
+    digest = hashlib.sha256(np.ascontiguousarray(photo.image_rgb).tobytes())
+    digest.update(repr(photo.image_rgb.shape).encode())
+    digest.update(np.ascontiguousarray(photo.landmarks_px, dtype=np.float32).tobytes())
+    return digest.hexdigest()
+
+
 class RenderStage(Stage):
     """Draws each frame of the face from the track and streams it to the encoder: the MP4."""
 
@@ -20,6 +33,13 @@ class RenderStage(Stage):
 
     def applies(self, job: Job) -> bool:
         return job.photo is not None
+
+    def __init__(self) -> None:
+        # A batch's renderers, by the photo as drawn: jobs of one photo share its rig and calibration.
+        self.renderers: dict[str, Any] = {}
+
+    def unload(self) -> None:
+        self.renderers = {}
 
     def run(self, job: Job) -> dict[str, Any]:
         import time
@@ -36,12 +56,18 @@ class RenderStage(Stage):
         if soundtrack is None:
             soundtrack = job.run.work_dir / "speech.wav"
             write_wav(soundtrack, speech.samples, speech.sample_rate)
-        key, curve = self._kept_calibration(job)
-        renderer = FrameRenderer(job.artifacts.photo, curve)
-        if key is not None and curve is None:
-            made = json.dumps(curve_record(renderer.scale.curve))
-            job.run.cache.store(key, {"what": "the photo's mouth calibration"},
-                                lambda folder: (folder / "curve.json").write_text(made))
+        drawn = photo_digest(job.artifacts.photo)
+        renderer = self.renderers.get(drawn)
+        if renderer is None:
+            key, curve = self._kept_calibration(job, drawn)
+            renderer = FrameRenderer(job.artifacts.photo, curve)
+            if key is not None and curve is None:
+                made = json.dumps(curve_record(renderer.scale.curve))
+                job.run.cache.store(key, {"what": "the photo's mouth calibration"},
+                                    lambda folder: (folder / "curve.json").write_text(made))
+            if len(self.renderers) >= KEPT_RENDERERS:
+                self.renderers.pop(next(iter(self.renderers)))  # the oldest: a batch of many photos stays small
+            self.renderers[drawn] = renderer
         track = job.artifacts.track
         height, width = job.artifacts.photo.image_rgb.shape[:2]
         draw_seconds = 0.0
@@ -65,22 +91,17 @@ class RenderStage(Stage):
         }
 
     @staticmethod
-    def _kept_calibration(job: Job) -> tuple[str | None, Any]:
-        """The work cache's key for this photo's mouth calibration (its pixels and landmarks as drawn,
-        and talker's code, decide it) and the curve kept under it: None where there is none, or where
-        what is there is not a curve calibration could have made (face/calibration.curve_from_record).
+    def _kept_calibration(job: Job, drawn: str) -> tuple[str | None, Any]:
+        """The work cache's key for this photo's mouth calibration (the photo as drawn, and talker's
+        code, decide it) and the curve kept under it: None where there is none, or where what is
+        there is not a curve calibration could have made (face/calibration.curve_from_record).
         Every render and every batch job of the same photo had calibrated it again."""
-        import numpy as np
-
         from ..face.calibration import curve_from_record
 
-        cache, photo = job.run.cache, job.artifacts.photo
+        cache = job.run.cache
         if cache is None:
             return None, None
-        digest = hashlib.sha256(np.ascontiguousarray(photo.image_rgb).tobytes())
-        digest.update(repr(photo.image_rgb.shape).encode())
-        digest.update(np.ascontiguousarray(photo.landmarks_px, dtype=np.float32).tobytes())
-        key = cache.key("calibration", {"photo": digest.hexdigest()})
+        key = cache.key("calibration", {"photo": drawn})
         folder = cache.lookup(key)
         if folder is None:
             return key, None
