@@ -62,3 +62,19 @@ def test_calibrate_draws_every_probe_and_inverts_what_was_read():
     assert drawn_at == list(PROBES)
     assert read_as == [list(PROBES) + list(PROBES)[::-1]]  # one video: opening, then closing again
     assert np.isclose(curve(0.21), 0.2, atol=1e-4)  # 0.16 opening, 0.26 closing: 0.21 seen
+
+
+def test_a_tracker_that_loses_the_drawn_mouth_does_not_make_every_opening_a_shout():
+    """On a painting FaceMesh read drawn openings of 0.2, 0.25 and 0.3 eye distances all as about 0.1:
+    inverted as read, an E (0.16) was drawn 0.34 wide and an AA (0.2) 0.37, both a shout. The curve
+    draws at most 1.5 times what is asked (filmed speakers' frames and photos need 0.6-1.43), so the
+    vowels keep their order and their ratio."""
+    from talker_cli.face.calibration import MAX_GAIN
+
+    painting = fit_curve(np.array([0.0, 0.16, 0.2, 0.25, 0.3, 0.4]), np.array([0.0, 0.079, 0.099, 0.099, 0.112, 0.243]))
+    e, aa = painting(0.161), painting(0.203)
+    assert e <= MAX_GAIN * 0.161 + 1e-9 and aa <= MAX_GAIN * 0.203 + 1e-9
+    assert aa / e > 1.2  # AA opens wider than E, as asked (0.203 / 0.161 = 1.26)
+    assert painting(0.5) <= MAX_GAIN * 0.5 + 1e-9  # beyond the probes too
+    filmed = fit_curve(np.array([0.0, 0.05, 0.1, 0.15, 0.2]), np.array([0.0, 0.06, 0.11, 0.16, 0.2]))
+    assert abs(filmed(0.15) - 0.14) < 0.01  # a curve within the bound is drawn as inverted
