@@ -21,7 +21,7 @@ class PhotoStage(Stage):
     def applies(self, job: Job) -> bool:
         return job.photo is not None
 
-    def load(self, job: Job) -> None:
+    def __init__(self) -> None:
         self.read: dict[tuple, Any] = {}  # a batch's photos, read once each: by content and video size
 
     def run(self, job: Job) -> dict[str, Any]:
