@@ -147,7 +147,7 @@ def _meeting_line(frame: MouthFrame, box: tuple[int, int, int, int]) -> tuple[np
     x0, y0, x1, y1 = box
     ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float64)
     u, v = frame.to_uv(np.stack([xs.ravel(), ys.ravel()], axis=1))
-    mid = v - 0.5 * (np.interp(u, frame.upper_u, frame.upper_v) + np.interp(u, frame.lower_u, frame.lower_v))
+    mid = v - frame.seam_v(u, split=0.5)
     below_px = (mid * frame.half_width_px * np.abs(frame.ey[1])).reshape(xs.shape)  # vertical distance
     rows, cols = np.nonzero((np.abs(below_px) < 0.5) & (np.abs(u.reshape(xs.shape)) < 1.0))
     inside = (rows > 0) & (rows < xs.shape[0] - 1)
@@ -217,7 +217,8 @@ class FrameRenderer:
         fx = _feather(lx1 - lx0, 0.2)
         self.lips_feather = np.minimum(fy[:, None], fx[None, :]).astype(np.float32)
         self.lips_unfeather = 1 - self.lips_feather
-        self.meeting = _meeting_line(self.rig.frame, self.box)
+        # Only a photo open at rest has lips that close over an opening (render() smooths where they meet).
+        self.meeting = _meeting_line(self.rig.frame, self.box) if self.rig.frame.rest_gap_px > 1.0 else None
         # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
         self.scale = replace(self.scale, curve=curve or calibrate(self._drawn_open, read_mouth_openings))
 
@@ -263,7 +264,7 @@ class FrameRenderer:
         x0, y0, x1, y1 = self.box
         frame[y0:y1, x0:x1] = cv2.remap(self.photo.image_rgb, map_x, map_y, cv2.INTER_LINEAR,
                                         borderMode=cv2.BORDER_REFLECT)
-        if weights[CLOSE] * self.rig.frame.rest_gap_px > 1.0:
+        if self.meeting is not None and weights[CLOSE] * self.rig.frame.rest_gap_px > 1.0:
             _smooth_meeting(frame[y0:y1, x0:x1], self.meeting)
         hole = None
         edges = self.rig.opening(weights, from_lips=not self.painter.photo_teeth)

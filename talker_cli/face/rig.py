@@ -73,9 +73,11 @@ class MouthFrame:
         rel = points - self.centre
         return rel @ self.ex / self.half_width_px, rel @ self.ey / self.half_width_px
 
-    def seam_v(self, u: np.ndarray) -> np.ndarray:
+    def seam_v(self, u: np.ndarray, split: float | None = None) -> np.ndarray:
+        """The line the jaw parts along (split of the way from the upper inner lip to the lower; the
+        photo's own split unless given: 0.5 is where closing lips meet)."""
         upper = np.interp(u, self.upper_u, self.upper_v)
-        return upper + self.split * (np.interp(u, self.lower_u, self.lower_v) - upper)
+        return upper + (self.split if split is None else split) * (np.interp(u, self.lower_u, self.lower_v) - upper)
 
 
 def mouth_frame(landmarks: np.ndarray, split: float = 0.5) -> MouthFrame:
@@ -147,7 +149,7 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     near_mouth = np.exp(-((u / 1.4) ** 4)) * np.exp(-((s / (frame.lower_thickness + 0.6)) ** 2))
     # Lips closing meet midway between them, wherever the jaw parts (a smile's lips close over both
     # rows of teeth): the closure's lips are measured from the midline.
-    mid = v - 0.5 * (np.interp(u, frame.upper_u, frame.upper_v) + np.interp(u, frame.lower_u, frame.lower_v))
+    mid = v - frame.seam_v(u, split=0.5)
     mid_below = (mid > 0) if side is None else (side > 0)
     lower_closing = (1 - _smoothstep(frame.lower_thickness * 0.8, frame.lower_thickness * 1.8, mid)) * mid_below
     upper_closing = (1 - _smoothstep(frame.upper_thickness * 0.8, frame.upper_thickness * 2.0, -mid)) * ~mid_below
