@@ -241,7 +241,9 @@ def face_crop_box(landmarks: np.ndarray, width: int, height: int) -> tuple[int, 
     return int(x0), int(y0), int(round(x0 + box_w)), int(round(y0 + box_h))
 
 
-def load_photo(path: Path, config: RenderConfig) -> FacePhoto:
+def load_photo(path: Path, config: RenderConfig, sha256: str | None = None) -> FacePhoto:
+    """The photo at the video size with its face's landmarks. sha256: the file's, when the caller
+    has hashed it already."""
     original = read_image(path)
     height, width = original.shape[:2]
     image, landmarks = _sized_with_landmarks(original, config.max_side, path)
@@ -258,7 +260,7 @@ def load_photo(path: Path, config: RenderConfig) -> FacePhoto:
             f"use --crop face, crop the photo closer or raise render.max_side (need {MIN_FACE_WIDTH_PX} px)"
         )
     return FacePhoto(
-        path=path, sha256=file_sha256(path), image_rgb=np.ascontiguousarray(image),
+        path=path, sha256=sha256 or file_sha256(path), image_rgb=np.ascontiguousarray(image),
         landmarks_px=landmarks, source_size=(width, height),
     )
 

@@ -542,7 +542,8 @@ def test_a_batchs_photo_is_read_once_for_all_the_jobs_that_share_it(tmp_path, mo
     shutil.copy(face, tmp_path / "b.png")
     Image.open(face).transpose(Image.Transpose.FLIP_LEFT_RIGHT).save(tmp_path / "other.png")
     read, real = [], talker_cli.photo.load_photo
-    monkeypatch.setattr(talker_cli.photo, "load_photo", lambda path, config: read.append(path.name) or real(path, config))
+    monkeypatch.setattr(talker_cli.photo, "load_photo",
+                        lambda path, config, **known: read.append(path.name) or real(path, config, **known))
     jobs = [Job(photo=tmp_path / name, output=tmp_path / f"{i}.mp4", config=TalkerConfig(), text="hi")
             for i, name in enumerate(["a.png", "b.png", "a.png", "other.png"])]
     results = run_jobs(jobs, [PhotoStage()])

@@ -18,11 +18,11 @@ class PhotoStage(Stage):
     writes = ("photo",)
     beside = True  # the face is found while the speech is made
 
-    def applies(self, job: Job) -> bool:
-        return job.photo is not None
-
     def __init__(self) -> None:
         self.read: dict[tuple, Any] = {}  # a batch's photos, read once each: by content and video size
+
+    def applies(self, job: Job) -> bool:
+        return job.photo is not None
 
     def run(self, job: Job) -> dict[str, Any]:
         from dataclasses import replace
@@ -30,11 +30,12 @@ class PhotoStage(Stage):
         from ..photo import file_sha256, load_photo
 
         render = job.config.render
-        key = (file_sha256(job.photo), render.max_side, render.crop)
+        sha256 = file_sha256(job.photo)
+        key = (sha256, render.max_side, render.crop)
         if key in self.read:
             photo = replace(self.read[key], path=job.photo)
         else:
-            photo = self.read[key] = load_photo(job.photo, render)
+            photo = self.read[key] = load_photo(job.photo, render, sha256=sha256)
         job.artifacts.photo = photo
         job.input_hashes["photo_sha256"] = photo.sha256
         height, width = photo.image_rgb.shape[:2]

@@ -92,11 +92,10 @@ def check_inputs(job: Job) -> None:
     from ..photo import check_image
     from .input_files import check_file
 
-    for what, path in (("photo", job.photo), ("audio file", job.audio)):
-        if path is not None:
-            check_file(path, what)
     if job.photo is not None:
-        check_image(job.photo)
+        check_image(job.photo)  # the file's own checks (input_files.check_file) first, then its header
+    if job.audio is not None:
+        check_file(job.audio, "audio file")
     if job.text is not None and not job.reply:  # a prompt is not spoken: its reply is bounded by its tokens
         check_speech_length(job.text, job.config.input.max_audio_s, "text")
 

@@ -31,12 +31,12 @@ class RenderStage(Stage):
     reads = ("photo", "track", "voice")
     writes = ("video",)
 
-    def applies(self, job: Job) -> bool:
-        return job.photo is not None
-
     def __init__(self) -> None:
         # A batch's renderers, by the photo as drawn: jobs of one photo share its rig and calibration.
         self.renderers: dict[str, Any] = {}
+
+    def applies(self, job: Job) -> bool:
+        return job.photo is not None
 
     def unload(self) -> None:
         self.renderers = {}
