@@ -32,6 +32,7 @@ SHADOW_CONTRAST = 0.1
 SHADOW_SHARE = 0.35
 SHADOW_REACH = 0.05  # eye-corner distances: an open mouth's dark inside, a pixel or two past FaceMesh's inner lip
 SEAM_OPEN = 0.03  # eye-corner distances apart, the lips have left the shadow between them behind
+INTERIOR_FADE = 0.04  # eye distances past its start over which the painted interior comes in
 # Towards the corners the cheeks shade the inside, half as dark again at the very corner, from CORNER_FROM
 # of the way out (the bank's inside is lit as filmed up to there). Black at the corner, it drew a dark
 # dot there and an interior wider than filmed mouths show theirs (bench/appearance.py, 12 GRID clips:
@@ -183,8 +184,14 @@ class MouthPainter:
         # Where the lips press together (mouthClose) the edges cross: nothing to paint there.
         lower = upper + np.maximum((lower - upper) @ across, 0.0)[:, None] * across
         gap = float(np.max((lower - upper) @ across))
-        if gap <= 0.5:
-            return  # closed: the photo's own mouth shows
+        # A mouth barely open shows its interior faintly: lips a pixel apart are not a dark slot. A
+        # photo open at rest shows its own mouth until what is painted is wider than its own opening
+        # (the whole opening; for a photo showing its teeth, the band opened below them, until then
+        # its own mouth stretched), and the interior comes in from there. Painted at once, it took
+        # over a GRID photo's own teeth and dark, and a smile's lower teeth became a black band.
+        start = max(0.01 * unit, self.look.open_gap_px)
+        if gap <= start:
+            return  # closed, or no wider than the photo's own mouth, which shows
         # The photo's dark line between closed lips, or the dark inside of a mouth open at rest, would
         # frame the teeth in black: the interior covers it, coming in as the mouth opens.
         if not self.photo_teeth:
@@ -243,8 +250,7 @@ class MouthPainter:
         else:
             interior = self._filmed(upper, xs, ys, t, gap / unit, interior, tongue_shape if tongue > 0.2 else None)
         interior = interior * (1 + self.look.light_slope * np.clip(u, -1, 1))[..., None]
-        # A mouth barely open shows its interior faintly: lips a pixel apart are not a dark slot.
-        alpha = (mouth * float(np.clip((gap - 0.01 * unit) / (0.04 * unit), 0.0, 1.0)))[..., None]
+        alpha = (mouth * float(np.clip((gap - start) / (INTERIOR_FADE * unit), 0.0, 1.0)))[..., None]
         region = frame[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
         frame[lo[1]:hi[1], lo[0]:hi[0]] = (region + alpha * (interior - region)).round().clip(0, 255).astype(np.uint8)
 
