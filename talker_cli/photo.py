@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 import types
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -227,6 +228,19 @@ def find_landmarks(image_rgb: np.ndarray) -> np.ndarray | None:
     return None if points is None else points + np.array([left, top], dtype=np.float32)
 
 
+def kept_landmarks(points: object, shape: tuple[int, ...]) -> np.ndarray | None:
+    """Landmarks read back from the work cache, or None where they are not what find_landmarks could
+    have found in an image of this shape: 478 x 2 finite points, around the image (a face may run a
+    little off its edge). A damaged or planted entry is found again, never drawn from."""
+    if not isinstance(points, np.ndarray) or points.shape != (478, 2) or points.dtype.kind != "f":
+        return None
+    height, width = shape[:2]
+    if not np.isfinite(points).all() or (points < -0.5 * np.array([width, height])).any() \
+            or (points > 1.5 * np.array([width, height])).any() or np.ptp(points[:, 0]) < 1.0:
+        return None
+    return points.astype(np.float32)
+
+
 def face_crop_box(landmarks: np.ndarray, width: int, height: int) -> tuple[int, int, int, int]:
     """The head and shoulders around a face (x0, y0, x1, y1), 4:5 like a portrait, inside the image:
     the face's landmarks span brow to chin, so the box is 2.6 times their height, with the face's
@@ -241,18 +255,24 @@ def face_crop_box(landmarks: np.ndarray, width: int, height: int) -> tuple[int, 
     return int(x0), int(y0), int(round(x0 + box_w)), int(round(y0 + box_h))
 
 
-def load_photo(path: Path, config: RenderConfig, sha256: str | None = None) -> FacePhoto:
+Landmarks = Callable[[np.ndarray], "np.ndarray | None"]  # an image -> its face's 478 points, or None
+
+
+def load_photo(path: Path, config: RenderConfig, sha256: str | None = None,
+               landmarks_of: Landmarks | None = None) -> FacePhoto:
     """The photo at the video size with its face's landmarks. sha256: the file's, when the caller
-    has hashed it already."""
+    has hashed it already; landmarks_of: what finds them (find_landmarks, or the work cache's copy
+    of what it found)."""
+    landmarks_of = landmarks_of or find_landmarks
     original = read_image(path)
     height, width = original.shape[:2]
-    image, landmarks = _sized_with_landmarks(original, config.max_side, path)
+    image, landmarks = _sized_with_landmarks(original, config.max_side, path, landmarks_of)
     if config.crop == "face":  # frame the head and shoulders, then find the face again at the new size
         scale = width / image.shape[1]
         x0, y0, x1, y1 = face_crop_box(landmarks * scale, width, height)
         whole = (x1 - x0) * (y1 - y0) >= 0.9 * width * height
         image, landmarks = _sized_with_landmarks(original if whole else original[y0:y1, x0:x1], config.max_side,
-                                                 path, enlarge=not whole)
+                                                 path, landmarks_of, enlarge=not whole)
     face_width = float(np.ptp(landmarks[:, 0]))
     if face_width < MIN_FACE_WIDTH_PX:
         raise InputError(
@@ -265,7 +285,7 @@ def load_photo(path: Path, config: RenderConfig, sha256: str | None = None) -> F
     )
 
 
-def _sized_with_landmarks(original: np.ndarray, max_side: int, path: Path,
+def _sized_with_landmarks(original: np.ndarray, max_side: int, path: Path, landmarks_of: Landmarks,
                           enlarge: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The image at the video size (a crop enlarged to it, so the video keeps its size) and its
     face's landmarks there; no face is an input error."""
@@ -279,7 +299,7 @@ def _sized_with_landmarks(original: np.ndarray, max_side: int, path: Path,
     shrink = out_w < width
     image = (cv2.resize(original, (out_w, out_h), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_CUBIC)
              if (out_w, out_h) != (width, height) else original)
-    landmarks = find_landmarks(image)
+    landmarks = landmarks_of(image)
     if landmarks is None:
         raise InputError(f"no face found in {path}; use a photo with one clear, frontal face")
     return image, landmarks

@@ -1,6 +1,7 @@
-"""The mouth's calibration (face/calibration.py) is made once per photo and kept in the work cache by
-the photo's content: a second render of the same photo draws the same frames without calibrating,
-and a damaged or planted entry is calibrated again, never drawn from."""
+"""What is found in a photo once is kept in the work cache by the photo's content: the mouth's
+calibration (face/calibration.py) and the face's landmarks. A second render of the same photo draws
+the same frames without calibrating or running FaceMesh, and a damaged or planted entry is made
+again, never drawn from."""
 
 from __future__ import annotations
 
@@ -80,3 +81,44 @@ def test_a_photos_calibration_is_made_once_and_kept_by_its_content(tmp_path, mon
     render(mirrored, "d.mp4")
     assert len(calibrated) == 3  # another photo, another curve
 
+
+
+@pytest.mark.parametrize("points", [
+    np.zeros((468, 2), np.float32),  # not FaceMesh's 478
+    np.full((478, 2), np.nan, np.float32),
+    np.full((478, 2), 5000.0, np.float32),  # far off a 512 px image
+    np.full((478, 2), 100.0, np.float32),  # every point in one place
+    np.ones((478, 2), np.int64),
+])
+def test_landmarks_find_landmarks_could_not_have_found_are_none(points):
+    from talker_cli.photo import kept_landmarks
+
+    assert kept_landmarks(points, (512, 512, 3)) is None
+
+
+def test_a_photos_landmarks_are_found_once_and_kept_by_its_content(tmp_path, monkeypatch, face_photo):
+    import talker_cli.photo as photo
+
+    found = []
+    find = photo.find_landmarks
+    monkeypatch.setattr(photo, "find_landmarks", lambda image: found.append(1) or find(image))
+    monkeypatch.setenv("TALKER_WORK_CACHE", str(tmp_path / "cache"))
+
+    def render(name: str, *flags: str) -> None:
+        done = runner.invoke(app, ["render", "--photo", str(face_photo), "--text", "Kept once.", "-o",
+                                   str(tmp_path / name), "-q", *flags])
+        assert done.exit_code == 0, done.output
+
+    render("a.mp4")
+    assert len(found) == 1
+    render("b.mp4")
+    assert len(found) == 1  # the same photo at the same size: FaceMesh is not run again
+    assert _video_frames_md5(tmp_path / "a.mp4") == _video_frames_md5(tmp_path / "b.mp4")
+    render("c.mp4", "--max-side", "384")
+    assert len(found) == 2  # another size, another image: found again
+
+    entry = min((tmp_path / "cache").glob("landmarks-*"), key=lambda folder: (folder / "landmarks.npy").stat().st_mtime)
+    np.save(entry / "landmarks.npy", np.full((478, 2), np.nan, np.float32))  # damaged
+    render("d.mp4")
+    assert len(found) == 3  # found again, and kept whole again
+    assert photo.kept_landmarks(np.load(entry / "landmarks.npy"), (512, 512, 3)) is not None

@@ -1,5 +1,6 @@
-"""A content-addressed cache of finished stage results (speech, transcripts, replies) and of each
-photo's mouth calibration (render_stage.RenderStage).
+"""A content-addressed cache of finished stage results (speech, transcripts, replies) and of what is
+found in each photo: its face's landmarks (input_stages.PhotoStage) and its mouth's calibration
+(render_stage.RenderStage).
 
 A key is the hash of what decides a stage's result: its inputs' content, its part of the config and
 talker's own code (a changed ASR or voice makes other transcripts and speech of the same input; the
