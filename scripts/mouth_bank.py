@@ -5,7 +5,7 @@
 In every frame FaceMesh finds the inner lips; where they are open, the inside of the mouth between them
 is resampled onto a fixed grid: u across the mouth from one corner (61) to the other (291), t down
 from the upper inner lip to the lower one. One texture is kept per step of opening (the widest spread
-of openings with the fewest from one clip), with what the renderer needs to choose and light it: the
+of openings, from one clip where it can), with what the renderer needs to choose and light it: the
 opening and the width (inner lips 13-14 and corners 78-308, in eye distances) and the skin's colour
 beside the mouth. talker's bank is made from GRID's speaker s1 (CC BY 4.0; docs/README.md).
 """
@@ -55,14 +55,26 @@ def candidates(path: Path) -> list[dict]:
     return found
 
 
+STEP_NEAR = 0.01  # eye distances: an entry this near a step of opening stands for it
+
+
 def choose(found: list[dict]) -> list[dict]:
-    """One entry per step of opening: the one nearest the step, from clips not used yet where possible."""
-    chosen, used = [], set()
+    """One entry per step of opening, from the one clip that has the most steps (the steps it lacks
+    from the others): neighbouring interiors then show the same teeth in the same place, so that the
+    crossfade between two (interior.InteriorBank.texture) moves one set of teeth rather than drawing
+    two at once, as one frame from each of nine clips did."""
+    def steps(clip: str) -> int:
+        openings = np.array([e["opening"] for e in found if e["clip"] == clip])
+        return sum(1 for target in BANK_OPENINGS if np.min(np.abs(openings - target)) <= STEP_NEAR)
+
+    clips = sorted({e["clip"] for e in found})
+    main = max(clips, key=lambda clip: (steps(clip), max(e["opening"] for e in found if e["clip"] == clip)), default=None)
+    chosen = []
     for target in BANK_OPENINGS:
-        near = sorted(found, key=lambda e: (abs(e["opening"] - target) > 0.01, e["clip"] in used, abs(e["opening"] - target)))
+        near = sorted(found, key=lambda e: (abs(e["opening"] - target) > STEP_NEAR, e["clip"] != main,
+                                            abs(e["opening"] - target)))
         if near and abs(near[0]["opening"] - target) < 0.03:
             chosen.append(near[0])
-            used.add(near[0]["clip"])
     return chosen
 
 
