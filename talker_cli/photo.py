@@ -100,33 +100,39 @@ def read_image(path: Path) -> np.ndarray:
         return _to_rgb8(ImageOps.exif_transpose(image))
 
 
-class _PyplotOnUse(types.ModuleType):
-    """Stands for matplotlib.pyplot while mediapipe is imported: its drawing helpers import pyplot
-    (0.3 s) and talker draws nothing with them. Used at all, it hands over to the real module."""
+class _OnUse(types.ModuleType):
+    """Stands for a module while mediapipe is imported (see _mediapipe). Used at all, it hands over to
+    the real module."""
 
-    __spec__ = None  # the import system reads it; any other name loads the real pyplot
+    __spec__ = None  # the import system reads it; any other name loads the real module
 
     def __getattr__(self, name: str):
         import importlib
 
-        if sys.modules.get("matplotlib.pyplot") is self:
-            del sys.modules["matplotlib.pyplot"]
-        return getattr(importlib.import_module("matplotlib.pyplot"), name)
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return getattr(importlib.import_module(self.__name__), name)
 
 
 def _mediapipe():
-    """mediapipe, imported without paying for matplotlib.pyplot."""
-    if "mediapipe" not in sys.modules and "matplotlib.pyplot" not in sys.modules:
-        stand_in = _PyplotOnUse("matplotlib.pyplot")
-        sys.modules["matplotlib.pyplot"] = stand_in
-        try:
-            import mediapipe
-        finally:
-            if sys.modules.get("matplotlib.pyplot") is stand_in:
-                del sys.modules["matplotlib.pyplot"]  # a later import gets the real one
-        return mediapipe
-    import mediapipe
-
+    """mediapipe, imported without paying for what talker does not use of it: its drawing helpers
+    import matplotlib's pyplot (0.3 s, matplotlib itself 0.15 s of it) and its audio tasks
+    sounddevice (0.05 s; mediapipe goes on without it). Each stands in only while mediapipe is
+    imported, and only where nothing imported it before."""
+    if "mediapipe" in sys.modules:
+        return sys.modules["mediapipe"]
+    package, pyplot = _OnUse("matplotlib"), _OnUse("matplotlib.pyplot")
+    package.pyplot = pyplot
+    stand_ins = {name: module for name, module in
+                 (("matplotlib", package), ("matplotlib.pyplot", pyplot), ("sounddevice", None))
+                 if name not in sys.modules}
+    sys.modules.update(stand_ins)
+    try:
+        import mediapipe
+    finally:
+        for name, module in stand_ins.items():
+            if name in sys.modules and sys.modules[name] is module:
+                del sys.modules[name]  # a later import gets the real one
     return mediapipe
 
 

@@ -183,18 +183,20 @@ def test_head_motion_moves_the_head_over_a_still_background(photo):
 
 
 def test_finding_a_face_leaves_matplotlib_unloaded_until_something_uses_it(face_photo):
-    """mediapipe's drawing helpers import pyplot (0.3 s of every render); talker stands in for it
-    during mediapipe's import, and whatever uses pyplot afterwards gets the real one."""
+    """mediapipe's drawing helpers import pyplot (0.3 s of every render) and its audio tasks
+    sounddevice; talker stands in for them during mediapipe's import (matplotlib, its package, too),
+    and whatever uses them afterwards gets the real ones."""
     import subprocess
     import sys
 
     code = ("import sys; from pathlib import Path; from talker_cli.photo import load_photo; "
             "from talker_cli.config import RenderConfig; "
-            f"load_photo(Path({str(face_photo)!r}), RenderConfig()); print('matplotlib.pyplot' in sys.modules); "
+            f"load_photo(Path({str(face_photo)!r}), RenderConfig()); "
+            "print(*(name in sys.modules for name in ('matplotlib', 'matplotlib.pyplot', 'sounddevice'))); "
             "import mediapipe.python.solutions.drawing_utils as du; figure = du.plt.figure; "
             "import matplotlib.pyplot as plt; print(figure is plt.figure)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["False", "True"]
+    assert out == ["False", "False", "False", "True"]
 
 
 def test_a_disk_that_fills_while_encoding_is_short_of_resources_not_a_failed_stage(tmp_path, monkeypatch):
