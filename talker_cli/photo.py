@@ -247,6 +247,20 @@ def kept_landmarks(points: object, shape: tuple[int, ...]) -> np.ndarray | None:
     return points.astype(np.float32)
 
 
+# A face turned this far has its nose tip within this share of its width from one side of its face
+# (FaceMesh 234 and 454; a frontal face's is at 0.4-0.55, the Mona Lisa's, turned a little, at 0.29),
+# or beyond it, where FaceMesh puts the hidden side's points when it meets a profile (1.37 on one).
+TURNED_NOSE = 0.12
+
+
+def turned_away(landmarks: np.ndarray) -> bool:
+    """Whether the face is seen near profile: the warp and the mouth are drawn for a face that looks at
+    the camera, and the hidden side's landmarks are guesses."""
+    left, right = float(landmarks[234, 0]), float(landmarks[454, 0])
+    nose = (float(landmarks[1, 0]) - left) / (right - left) if abs(right - left) > 1e-6 else 0.0
+    return not TURNED_NOSE <= nose <= 1 - TURNED_NOSE
+
+
 def face_crop_box(landmarks: np.ndarray, width: int, height: int) -> tuple[int, int, int, int]:
     """The head and shoulders around a face (x0, y0, x1, y1), 4:5 like a portrait, inside the image:
     the face's landmarks span brow to chin, so the box is 2.6 times their height, with the face's
@@ -279,6 +293,9 @@ def load_photo(path: Path, config: RenderConfig, sha256: str | None = None,
         whole = (x1 - x0) * (y1 - y0) >= 0.9 * width * height
         image, landmarks = _sized_with_landmarks(original if whole else original[y0:y1, x0:x1], config.max_side,
                                                  path, landmarks_of, enlarge=not whole)
+    if turned_away(landmarks):
+        log.warning("the face in %s is turned away from the camera (near profile): talker draws a face that "
+                    "looks at the camera, and its open mouth may show past the cheek", path.name)
     face_width = float(np.ptp(landmarks[:, 0]))
     if face_width < MIN_FACE_WIDTH_PX:
         raise InputError(

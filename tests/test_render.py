@@ -1,5 +1,7 @@
 """The face rig and frame renderer on the sample photo with its real FaceMesh landmarks."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -211,3 +213,25 @@ def test_a_disk_that_fills_while_encoding_is_short_of_resources_not_a_failed_sta
     with pytest.raises(ResourceError) as raised:
         video.write_mp4(frames, 4, 4, 25, 3, tmp_path / "a.wav", tmp_path / "a.mp4", VideoConfig())
     assert raised.value.exit_code == 5 and "disk is full" in str(raised.value)
+
+
+def test_a_face_seen_near_profile_is_warned_of(face_photo, monkeypatch, caplog):
+    """The warp and the mouth are drawn for a face that looks at the camera: a profile (FaceMesh puts
+    the hidden side's points behind the nose, which lands past the cheek: 1.37 of the face's width on
+    scikit-image's cameraman) renders with its mouth's inside past the cheek, so it is said."""
+    import logging
+
+    import talker_cli.photo as photo_module
+    from talker_cli.photo import turned_away
+
+    frontal = load_photo(face_photo, RenderConfig()).landmarks_px
+    grid = load_photo(Path(__file__).parent / "data" / "grid-s1-bbaf3s-0.png", RenderConfig()).landmarks_px
+    assert not turned_away(frontal) and not turned_away(grid)
+    profile = frontal.copy()
+    left, right = profile[234, 0], profile[454, 0]
+    profile[1, 0] = left + 1.37 * (right - left)
+    assert turned_away(profile)
+    monkeypatch.setattr(photo_module, "find_landmarks", lambda image: profile)
+    with caplog.at_level(logging.WARNING, logger="talker"):
+        load_photo(face_photo, RenderConfig())
+    assert any("turned away" in record.getMessage() for record in caplog.records)
