@@ -47,6 +47,23 @@ def _video_frames_md5(path) -> list[str]:
     return [line.split(",")[-1].strip() for line in listing.splitlines() if line and not line.startswith("#")]
 
 
+def test_a_kept_entry_is_what_its_reader_makes_of_it_and_none_where_it_cannot(tmp_path):
+    from talker_cli.jobs.work_cache import WorkCache
+
+    cache = WorkCache(tmp_path / "cache")
+    key = cache.key("calibration", {"photo": "p"})
+    read = lambda folder: json.loads((folder / "curve.json").read_text())  # noqa: E731
+    assert cache.kept(key, read) is None  # nothing kept yet
+    cache.store(key, {"what": "w"}, lambda folder: (folder / "curve.json").write_text("[1, 2]"))
+    assert cache.kept(key, read) == [1, 2]
+    assert WorkCache(cache.root, read=False).kept(key, read) is None  # --force: made again
+    assert cache.kept(key, lambda folder: None) is None  # read back, but not what it should be
+    (cache.root / key / "curve.json").write_text("[1, 2")  # cut short
+    assert cache.kept(key, read) is None
+    (cache.root / key / "curve.json").unlink()
+    assert cache.kept(key, read) is None
+
+
 def test_a_photos_calibration_is_made_once_and_kept_by_its_content(tmp_path, monkeypatch, face_photo):
     import cv2
 

@@ -64,14 +64,10 @@ class PhotoStage(Stage):
         def landmarks_of(image: np.ndarray) -> np.ndarray | None:
             content = hashlib.sha256(np.ascontiguousarray(image).tobytes()).hexdigest()
             key = cache.key("landmarks", {"image": content, "shape": list(image.shape)})
-            folder = cache.lookup(key)
-            if folder is not None:
-                try:
-                    kept = kept_landmarks(np.load(folder / "landmarks.npy", allow_pickle=False), image.shape)
-                except (OSError, ValueError):
-                    kept = None
-                if kept is not None:
-                    return kept
+            kept = cache.kept(key, lambda folder: kept_landmarks(np.load(folder / "landmarks.npy", allow_pickle=False),
+                                                               image.shape))
+            if kept is not None:
+                return kept
             found = find_landmarks(image)
             if found is not None:
                 cache.store(key, {"what": "the photo's face landmarks"},

@@ -102,10 +102,4 @@ class RenderStage(Stage):
         if cache is None:
             return None, None
         key = cache.key("calibration", {"photo": drawn})
-        folder = cache.lookup(key)
-        if folder is None:
-            return key, None
-        try:
-            return key, curve_from_record(json.loads((folder / "curve.json").read_text()))
-        except (OSError, ValueError):
-            return key, None
+        return key, cache.kept(key, lambda folder: curve_from_record(json.loads((folder / "curve.json").read_text())))

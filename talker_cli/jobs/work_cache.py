@@ -22,11 +22,12 @@ import time
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..offline import own_folder, work_cache_root
 
 log = logging.getLogger("talker")
+T = TypeVar("T")
 
 FORMAT = 1  # bump when what a stage saves changes shape
 # The cache serves re-runs of interrupted jobs, not an archive: a cron job's speech (5 MB a minute)
@@ -80,6 +81,18 @@ class WorkCache:
         except OSError:
             return None
         return folder
+
+    def kept(self, key: str, read: Callable[[Path], T | None]) -> T | None:
+        """What read(folder) makes of the entry under the key (a photo's landmarks, its calibration):
+        None where there is none, or where read cannot read it (OSError, ValueError) or finds it is
+        not what it should be (returns None); the caller makes it again and stores it over that."""
+        folder = self.lookup(key)
+        if folder is None:
+            return None
+        try:
+            return read(folder)
+        except (OSError, ValueError):
+            return None
 
     def store(self, key: str, meta: dict[str, Any], write: Callable[[Path], None]) -> None:
         """write(folder) fills a fresh folder; it appears under its key only when complete. The cache
