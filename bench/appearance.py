@@ -16,6 +16,10 @@ On the frames where the real mouth is open (inner lips 13-14 over 0.06 eye dista
                  close as the speaker's own frame two frames away
   rest_ssim      the render's first frame against the photo itself (for photos whose lips are shut,
                  clips that begin in silence: the frame at rest should be the photo)
+  gain_open_by_band
+                 the gain in each third of the box, top to bottom: the upper lip and what is over it,
+                 the mouth, the chin (SSIM of each band alone): where the render gains on the photo,
+                 and where it loses (a jaw dropped too far loses on the chin)
 
     python bench/appearance.py CLIPS_DIR [--work DIR] [--limit N] [--json] [--sheet OUT.png] [-- TALKER FLAGS...]
 
@@ -46,6 +50,7 @@ CROP_SIZE = (96, 64)  # the box is resized to this before it is compared
 OPEN = 0.06  # eye distances between the inner lips: the real mouth is open
 SHUT_PHOTO = 0.04  # a photo whose inner lips are closer than this has its mouth shut
 NEAR_MISS_S = 0.08
+BANDS = ("upper lip", "mouth", "chin")  # the box's thirds, top to bottom
 
 
 def _facemesh(static: bool):
@@ -104,6 +109,15 @@ def _ssim(a: np.ndarray, b: np.ndarray) -> float:
     return float((((2 * mean_a * mean_b + c1) * (2 * cov + c2)) / ((mean_a**2 + mean_b**2 + c1) * (var_a + var_b + c2))).mean())
 
 
+def band_likeness(crop: np.ndarray, real: np.ndarray) -> list[float]:
+    """SSIM on Lab luminance of each of the BANDS of two crops (RGB, same size), alone."""
+    import cv2
+
+    a, b = (cv2.cvtColor(x, cv2.COLOR_RGB2LAB)[..., 0] for x in (crop, real))
+    edges = np.linspace(0, a.shape[0], len(BANDS) + 1).round().astype(int)
+    return [_ssim(a[y0:y1], b[y0:y1]) for y0, y1 in zip(edges[:-1], edges[1:])]
+
+
 def likeness(crop: np.ndarray, real: np.ndarray) -> tuple[float, float]:
     """SSIM on Lab luminance and the mean Lab difference of two crops (RGB, same size)."""
     import cv2
@@ -115,9 +129,9 @@ def likeness(crop: np.ndarray, real: np.ndarray) -> tuple[float, float]:
 
 def clip_rows(real: list[np.ndarray], rendered: list[np.ndarray], photo: np.ndarray, fps: float,
               sheet: list[np.ndarray] | None) -> tuple[np.ndarray, float, float]:
-    """frames x (real aperture, talker ssim, talker lab, photo ssim, photo lab, own-frame ssim) for the
-    frames where all three faces are found; the render's first frame against the photo (SSIM); the
-    photo's own aperture."""
+    """frames x (real aperture, talker ssim, talker lab, photo ssim, photo lab, own-frame ssim, then the
+    SSIM of each of the BANDS for talker, photo and own frame) for the frames where all three faces
+    are found; the render's first frame against the photo (SSIM); the photo's own aperture."""
     with _facemesh(True) as mesh:
         photo_points = _points(mesh, photo)
         first_points = _points(mesh, rendered[0]) if rendered else None
@@ -140,15 +154,17 @@ def clip_rows(real: list[np.ndarray], rendered: list[np.ndarray], photo: np.ndar
             target = aligned_crop(frame, real_points, real_points, box)
             talker_crop = aligned_crop(drawn, drawn_points, real_points, box)
             photo_crop = aligned_crop(photo, photo_points, real_points, box)
-            own = float("nan")
+            own, own_bands = float("nan"), [float("nan")] * len(BANDS)
             if index >= back and seen[index - back][1] is not None:
                 earlier, earlier_points = seen[index - back]
-                own = likeness(aligned_crop(earlier, earlier_points, real_points, box), target)[0]
+                earlier_crop = aligned_crop(earlier, earlier_points, real_points, box)
+                own, own_bands = likeness(earlier_crop, target)[0], band_likeness(earlier_crop, target)
             aperture = _aperture(real_points)
-            rows.append((aperture, *likeness(talker_crop, target), *likeness(photo_crop, target), own))
+            rows.append((aperture, *likeness(talker_crop, target), *likeness(photo_crop, target), own,
+                         *band_likeness(talker_crop, target), *band_likeness(photo_crop, target), *own_bands))
             if sheet is not None and aperture > 0.08 and len(sheet) < 12 and index % 7 == 0:
                 sheet.append(np.concatenate([target, talker_crop, photo_crop], axis=1))
-    return np.array(rows).reshape(-1, 6), rest, _aperture(photo_points)
+    return np.array(rows).reshape(-1, 6 + 3 * len(BANDS)), rest, _aperture(photo_points)
 
 
 def render(clip: Path, work: Path, talker_flags: list[str]) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, float]:
@@ -170,6 +186,17 @@ def render(clip: Path, work: Path, talker_flags: list[str]) -> tuple[list[np.nda
     return frames, read_frames(video)[0], frames[0], fps
 
 
+def gains_by_band(rows: np.ndarray, where: np.ndarray) -> dict[str, float] | None:
+    """The gain in each of the BANDS over the rows `where` (None where there are none)."""
+    if not where.any():
+        return None
+    gains = {}
+    for k, band in enumerate(BANDS):  # after the first six columns: talker's bands, the photo's, the own frame's
+        talker, photo, own = (float(np.nanmean(rows[where, 6 + k + j * len(BANDS)])) for j in range(3))
+        gains[band] = round((talker - photo) / (own - photo), 3)
+    return gains
+
+
 def clip_figures(name: str, rows: np.ndarray, rest: float, photo_aperture: float) -> dict:
     open_ = rows[:, 0] > OPEN
     mean = lambda column, where: round(float(np.nanmean(rows[where, column])), 4) if where.any() else None  # noqa: E731
@@ -177,7 +204,8 @@ def clip_figures(name: str, rows: np.ndarray, rest: float, photo_aperture: float
     return {"clip": name, "frames": len(rows), "open_frames": int(open_.sum()), "rest_ssim": round(rest, 4),
             "photo_aperture": round(photo_aperture, 3), "ssim_talker": mean(1, every), "ssim_photo": mean(3, every),
             "ssim_talker_open": mean(1, open_), "ssim_photo_open": mean(3, open_), "ssim_own_80ms_open": mean(5, open_),
-            "lab_talker_open": mean(2, open_), "lab_photo_open": mean(4, open_)}
+            "lab_talker_open": mean(2, open_), "lab_photo_open": mean(4, open_),
+            "gain_open_by_band": gains_by_band(rows, open_)}
 
 
 def summary(clips: list[dict], rows: np.ndarray) -> dict:
@@ -185,6 +213,7 @@ def summary(clips: list[dict], rows: np.ndarray) -> dict:
     talker, photo, own = (float(np.nanmean(rows[open_, k])) for k in (1, 3, 5))
     shut = [c["rest_ssim"] for c in clips if c["photo_aperture"] < SHUT_PHOTO and np.isfinite(c["rest_ssim"])]
     return {"clips": len(clips), "frames": len(rows), "open_frames": int(open_.sum()),
+            "gain_open_by_band": gains_by_band(rows, open_),
             "ssim_talker_open": round(talker, 4), "ssim_photo_open": round(photo, 4), "ssim_own_80ms_open": round(own, 4),
             "gain_open": round((talker - photo) / (own - photo), 3),
             "lab_talker_open": round(float(rows[open_, 2].mean()), 2), "lab_photo_open": round(float(rows[open_, 4].mean()), 2),
@@ -248,6 +277,7 @@ def main() -> None:
           f"{s['ssim_photo_open']:.3f}, own frame 80 ms earlier {s['ssim_own_80ms_open']:.3f}; gain {s['gain_open']:+.3f}; "
           f"talker beats the photo in {s['clips_talker_beats_photo']} of {s['clips_with_open_frames']} clips; "
           f"rest frame of shut photos, lowest SSIM {s['rest_ssim_shut_photos_min']}")
+    print("gain by band: " + ", ".join(f"{band} {gain:+.3f}" for band, gain in s["gain_open_by_band"].items()))
 
 
 if __name__ == "__main__":

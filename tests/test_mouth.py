@@ -474,11 +474,23 @@ def test_the_appearance_benchmark_compares_the_lips_box_of_a_smaller_render_and_
     truth = appearance.aligned_crop(real, points, points, box)
     assert appearance.likeness(truth, truth) == (pytest.approx(1.0), 0.0)
     assert appearance.likeness(appearance.aligned_crop(small, points / 2, points, box), truth)[0] > 0.8
-    rows = np.array([[0.1, 0.8, 5, 0.7, 6, 0.9], [0.1, 0.8, 5, 0.7, 6, 0.9], [0.0, 0.2, 9, 0.9, 9, 0.95]])
+    # aperture, talker, lab, photo, lab, own; then talker's bands, the photo's, the own frame's (upper
+    # lip, mouth, chin): talker gains on the upper lip as much as its own frame, nothing in the mouth,
+    # loses on the chin
+    bands = [0.9, 0.7, 0.6, 0.8, 0.7, 0.8, 0.9, 0.9, 0.9]
+    rows = np.array([[0.1, 0.8, 5, 0.7, 6, 0.9, *bands], [0.1, 0.8, 5, 0.7, 6, 0.9, *bands],
+                     [0.0, 0.2, 9, 0.9, 9, 0.95, *[0.1] * 9]])
     figures = [appearance.clip_figures("a", rows, 0.99, 0.0)]
     summary = appearance.summary(figures, rows)
     assert summary["gain_open"] == pytest.approx(0.5) and summary["open_frames"] == 2
     assert summary["clips_talker_beats_photo"] == 1 and summary["rest_ssim_shut_photos_min"] == 0.99
+    assert summary["gain_open_by_band"] == figures[0]["gain_open_by_band"] == pytest.approx(
+        {"upper lip": 1.0, "mouth": 0.0, "chin": -2.0})
+    # the bands are the box's thirds, top to bottom: a crop changed in its lowest third alone
+    chin_moved = truth.copy()
+    chin_moved[2 * truth.shape[0] // 3 + 1:] = chin_moved[2 * truth.shape[0] // 3 + 1:][:, ::-1]
+    upper, mouth, chin = appearance.band_likeness(chin_moved, truth)
+    assert upper == pytest.approx(1.0) and mouth == pytest.approx(1.0) and chin < 0.9
 
 
 def test_the_track_only_benchmark_scores_the_current_track_through_the_drawn_runs_line(tmp_path, monkeypatch, capsys):
