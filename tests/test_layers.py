@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from talker_cli.artifacts import BlendshapeTrack
 from talker_cli.config import RenderConfig
@@ -241,6 +242,50 @@ def test_a_blink_closes_a_lid_over_large_eyes_and_leaves_the_brow(tmp_path, face
         near_brow = int(round(by + 0.25 * (lm[upper][1] - by)))  # a quarter of the way down to the lid
         for row in (by, near_brow):
             assert np.abs(blink[row - 1:row + 2, bx - 3:bx + 4] - rest[row - 1:row + 2, bx - 3:bx + 4]).mean() < 5, (upper, row)
+
+
+def test_a_blink_draws_the_lid_without_folding_it_on_small_and_large_eyes(tmp_path, face_photo):
+    """A shut eye's lid is the skin above the eye stretched down over it, its lashes moved whole to
+    where the lids meet: down every column the blink's field steps by less than a pixel per pixel, so
+    no row of the photo is drawn twice (a band that slid as one folded over itself, 2.2 pixels per
+    pixel: the lid's crease showed as a second eye inside the lid, and dark lashes as a zigzag)."""
+    from PIL import Image
+
+    from blink_sheet import taller_eyes
+    from talker_cli.face.rig import BASIS
+
+    Image.fromarray(taller_eyes(np.asarray(Image.open(face_photo).convert("RGB")), 1.7)).save(tmp_path / "large-eyes.png")
+    for path in (face_photo, tmp_path / "large-eyes.png"):
+        rig = FrameRenderer(load_photo(path, RenderConfig())).rig
+        for name in ("blinkLeft", "blinkRight"):
+            down = rig.fields[BASIS.index(name)][..., 1]
+            assert down.max() > 3.0  # the lid slides
+            assert np.diff(down, axis=0).max() < 1.0, (path.name, name)
+
+
+def test_the_lashes_are_read_from_the_photo_as_the_dark_line_above_each_lid(face_photo):
+    """How far each upper lid's lashes reach above FaceMesh's contour is read from the photo: a dark
+    band one or two pixels tall over plain skin reads one or two pixels (in half eye widths), and a
+    lid with no dark line above it takes the default."""
+    from talker_cli.face.rig import EYES, LASH_BAND, _eye_axes, lash_bands
+
+    landmarks = load_photo(face_photo, RenderConfig()).landmarks_px
+
+    def lids(thickness: int) -> np.ndarray:
+        image = np.full((512, 512, 3), 200, np.uint8)
+        for name, middle in (("Right", (160, 159, 158)), ("Left", (387, 386, 385))):
+            _, _, ey, _ = _eye_axes(landmarks, EYES[name])
+            for point in landmarks[list(middle)]:
+                for k in range(thickness):
+                    x, y = np.round(point - k * ey).astype(int)
+                    image[y, x] = 40
+        return image
+
+    for thickness in (1, 2):
+        for name, reach in lash_bands(lids(thickness), landmarks).items():
+            half = _eye_axes(landmarks, EYES[name])[3]
+            assert reach * half == pytest.approx(thickness, abs=0.6), (thickness, name)
+    assert lash_bands(lids(0), landmarks) == {"Right": LASH_BAND, "Left": LASH_BAND}
 
 
 def test_a_raised_upper_lip_bares_the_teeth_under_it_not_a_dark_rim(smiling):

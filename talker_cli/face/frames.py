@@ -16,7 +16,7 @@ from .blendshapes import FUNNEL_OPENING, INDEX, JAW_OPENING, LOWER_LIP_DROP, NAM
 from .calibration import AS_DRAWN, OpeningCurve, calibrate
 from .layers import build_layers, draw_lips
 from .painter import SEAM_OPEN, TEETH_SPLIT, MouthPainter, read_mouth
-from .rig import BASIS, MOUTH_SHAPES, MouthFrame, build_rig, mouth_frame
+from .rig import BASIS, MOUTH_SHAPES, MouthFrame, build_rig, lash_bands, mouth_frame
 
 
 # The widest the lips are drawn apart, in eye distances, whatever a photo's calibration asks (a face a
@@ -188,7 +188,8 @@ class FrameRenderer:
         self.photo = photo
         height, width = photo.image_rgb.shape[:2]
         look = read_mouth(photo.image_rgb, photo.landmarks_px, mouth_frame(photo.landmarks_px))
-        self.rig = build_rig(photo.landmarks_px, (width, height), split=TEETH_SPLIT if look.shows_teeth else 0.5)
+        self.rig = build_rig(photo.landmarks_px, (width, height), split=TEETH_SPLIT if look.shows_teeth else 0.5,
+                             lashes=lash_bands(photo.image_rgb, photo.landmarks_px))
         self.painter = MouthPainter(look, self.rig)
         self.scale = MouthScale(eye_px=self.rig.frame.eye_px, rest_gap_px=look.open_gap_px)
         self.pivot = photo.landmarks_px[[33, 263, 152]].mean(axis=0)  # rotate about the lower face

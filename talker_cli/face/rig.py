@@ -31,6 +31,11 @@ EYES = {
     "Left": {"outer": 263, "inner": 362, "upper": 386, "lower": 374, "brow": 336, "brow_mid": 334, "brow_outer": 300,
              "brow_low": 282},
 }
+# Each eye's lids between its corners, FaceMesh's contour (outer corner to inner).
+LIDS = {
+    "Right": ((246, 161, 160, 159, 158, 157, 173), (7, 163, 144, 145, 153, 154, 155)),
+    "Left": ((466, 388, 387, 386, 385, 384, 398), (249, 390, 373, 374, 380, 381, 382)),
+}
 
 BASIS = (
     "lipgap", "chin", "close", "lowerDown", "upperUp", "funnel", "funnelOpen", "pucker", "smileLeft",
@@ -186,43 +191,88 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
 # eye down into a notch), and at most LID_BAND of the way up to the brow's lower edge.
 LID_SHARE = 0.6
 LID_BAND = 0.6
+LASH_BAND = 0.12  # half eye widths above the lid's edge (FaceMesh's contour) that its lashes take
 
 
-def eye_basis(landmarks: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray]:
+def _eye_axes(landmarks: np.ndarray, idx: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """An eye's centre, its axis from the outer corner to the inner, the axis down across it, and half
+    its width (pixels)."""
+    outer, inner = landmarks[idx["outer"]], landmarks[idx["inner"]]
+    ex = (inner - outer) / np.linalg.norm(inner - outer)
+    ey = np.array([-ex[1], ex[0]])
+    return 0.5 * (outer + inner), ex, (-ey if ey[1] < 0 else ey), float(np.linalg.norm(inner - outer) / 2)
+
+
+def lash_bands(image: np.ndarray, landmarks: np.ndarray) -> dict[str, float]:
+    """How far each upper lid's lashes reach above its edge (FaceMesh's contour), in half eye widths:
+    up the middle of the lid, to where the light climbs half way from the darkest at the edge to the
+    lid's skin above; LASH_BAND where no dark line is there to read (or the lid runs off the image)."""
+    from .interior import luminance, sample
+
+    bands = {}
+    for name, idx in EYES.items():
+        _, _, ey, half = _eye_axes(landmarks, idx)
+        reach, skin_from = int(0.6 * half), int(0.45 * half)  # the lid's skin: 0.45-0.6 half widths up
+        runs = []
+        for point in landmarks[list(LIDS[name][0][2:5])]:  # the upper lid's middle three points
+            profile = luminance(sample(image, point - np.arange(reach + 1)[:, None] * ey))
+            if reach < 4 or len(profile) < reach + 1:
+                continue
+            deepest = int(np.argmin(profile[:3]))
+            darkest, skin = float(profile[deepest]), float(np.median(profile[min(skin_from, reach - 1):]))
+            if skin - darkest < 0.1 * skin:
+                continue
+            light = np.flatnonzero(profile[deepest:] > (darkest + skin) / 2)
+            runs.append(float(deepest + light[0]) if len(light) else float(reach))
+        bands[name] = float(np.clip(np.median(runs) / half, 0.0, 0.3)) if runs else LASH_BAND
+    return bands
+
+
+def eye_basis(landmarks: np.ndarray, points: np.ndarray, lashes: dict[str, float] | None = None) -> dict[str, np.ndarray]:
     """Blinks (upper lid slides down over the eye), the brows (inner raise, lowering, outer raise),
-    wide eyes and squinting lower lids with the cheek pushed up."""
+    wide eyes and squinting lower lids with the cheek pushed up. lashes: how far each upper lid's
+    lashes reach above its edge (lash_bands), LASH_BAND where not given."""
     fields = {name: np.zeros((len(points), 2)) for name in ("brow", "browDown", "browOuterUp", "eyeWide", "squint")}
     for name, idx in EYES.items():
-        outer, inner = landmarks[idx["outer"]], landmarks[idx["inner"]]
-        centre = 0.5 * (outer + inner)
-        ex = (inner - outer) / np.linalg.norm(inner - outer)
-        ey = np.array([-ex[1], ex[0]])
-        if ey[1] < 0:
-            ey = -ey
-        half = float(np.linalg.norm(inner - outer) / 2)
+        centre, ex, ey, half = _eye_axes(landmarks, idx)
         rel = points - centre
         u, v = rel @ ex / half, rel @ ey / half
         upper = float((landmarks[idx["upper"]] - centre) @ ey / half)
-        lower = float((landmarks[idx["lower"]] - centre) @ ey / half)
-        aperture = max(lower - upper, 0.15)
-        # The lids curve to meet at the corners: both scale with the eye's height profile there.
         profile = np.clip(1 - u * u, 0, 1)
-        lid_top, lid_bottom, gap = upper * profile, lower * profile, aperture * profile
-        # The lids meet two thirds of the way down: the upper one slides down over the eye (lid skin
-        # from above fills the gap, the band between the lid and the brow stretching to follow), the
-        # lower one rises a little. Each slide stops sharply at the meeting line, where a closed eye
-        # has its lashes. The upper lid's band is a little less tall than its slide and stops short of
-        # the brow (LID_BAND of the way up to its lower edge): on large eyes a band sized by the slide
-        # alone reached the brow and dragged it down into the eye, a blocky smear where a lid should be.
+        # Each lid where it is across the eye: FaceMesh's contour between the corners (not a curve
+        # through the lid's middle point bent down to the corners). A shut eye (a gap under 0.15 half
+        # widths at the middle) slides as if open that far.
+        lids = []
+        for contour in LIDS[name]:
+            rel_lid = landmarks[[idx["outer"], *contour, idx["inner"]]] - centre
+            lid_u, lid_v = rel_lid @ ex / half, rel_lid @ ey / half
+            order = np.argsort(lid_u)
+            lids.append(np.interp(u, lid_u[order], lid_v[order]) * (np.abs(u) < 1))
+        lid_top, lid_bottom = lids
+        gap = np.maximum(lid_bottom - lid_top, 0.15 * profile)
+        # The lids meet two thirds of the way down: the upper one slides down over the eye, the lower
+        # one rises a little, each stopping at the meeting line, where a closed eye has its lashes. The
+        # upper lid is drawn as a lid: its lashes (LASH_BAND above its edge) move down whole to the
+        # meeting line, and the skin above them, from an anchor down to the lashes, stretches to
+        # follow, every row below the last (a band that slid as one folded over itself: the lid's
+        # crease drew a second eye in the lid, and the lashes a zigzag). The anchor stops short of the
+        # brow (LID_BAND of the way up to its lower edge): on large eyes a band sized by the slide alone
+        # reached the brow and dragged it down into the eye.
         meet = lid_top + 0.65 * gap
         upper_slide = 0.65 * gap
         lower_slide = 0.35 * gap
         brow_low = float((landmarks[idx["brow_low"]] - centre) @ ey / half)
         band = np.minimum(LID_SHARE * upper_slide + 0.03, LID_BAND * max(upper - brow_low, 0.1) * profile + 0.03)
-        down = _smoothstep(lid_top - band, lid_top, v) * (1 - _smoothstep(meet, meet + 0.03, v))
+        lash = max((lashes or {}).get(name, LASH_BAND), 1.5 / half)
+        anchor = lid_top - np.maximum(band, lash + 0.06)  # some skin above the lashes, even at the corners
+        # the skin above the lashes, [anchor, lid_top - lash], drawn over [anchor, meet - lash]
+        keep = np.clip((lid_top - lash - anchor) / np.maximum(meet - lash - anchor, 1e-6), 0.0, 1.0)
+        stretched = np.clip(v - anchor, 0.0, None) * (1 - keep) / np.maximum(upper_slide, 1e-6)
+        down = np.minimum(stretched, 1.0) * (1 - _smoothstep(meet, meet + 0.03, v))
         up = _smoothstep(meet - 0.03, meet, v) * (1 - _smoothstep(lid_bottom, lid_bottom + 1.5 * lower_slide + 0.03, v))
         fields[f"blink{name}"] = np.outer((upper_slide * down - lower_slide * up) * half, ey)
-        fields["eyeWide"] = fields["eyeWide"] - np.outer(0.45 * upper_slide * down * half, ey)
+        lifted = _smoothstep(lid_top - band, lid_top, v) * (1 - _smoothstep(meet, meet + 0.03, v))  # wide eyes' lid
+        fields["eyeWide"] = fields["eyeWide"] - np.outer(0.45 * upper_slide * lifted * half, ey)
         below = np.exp(-(u * u + ((v - lid_bottom - 0.7) / 0.6) ** 2))  # the cheek under the eye
         fields["squint"] = fields["squint"] - np.outer((0.35 * lower_slide * up + 0.08 * below) * half, ey)
 
@@ -281,7 +331,8 @@ class FaceRig:
         return out
 
 
-def build_rig(landmarks: np.ndarray, image_size: tuple[int, int], split: float = 0.5) -> FaceRig:
+def build_rig(landmarks: np.ndarray, image_size: tuple[int, int], split: float = 0.5,
+              lashes: dict[str, float] | None = None) -> FaceRig:
     """The rig over the face's region; split: where the jaw parts between the inner lips (MouthFrame)."""
     width, height = image_size
     lo, hi = landmarks.min(axis=0), landmarks.max(axis=0)
@@ -291,6 +342,6 @@ def build_rig(landmarks: np.ndarray, image_size: tuple[int, int], split: float =
     ys, xs = np.mgrid[y0:y1, x0:x1]
     points = np.stack([xs.ravel(), ys.ravel()], axis=1).astype(np.float64)
     frame = mouth_frame(landmarks, split)
-    named = mouth_basis(frame, points) | eye_basis(landmarks, points)
+    named = mouth_basis(frame, points) | eye_basis(landmarks, points, lashes)
     fields = np.stack([named[name].reshape(y1 - y0, x1 - x0, 2) for name in BASIS]).astype(np.float32)
     return FaceRig(frame=frame, landmarks=landmarks, roi=(int(x0), int(y0), int(x1), int(y1)), fields=fields)
