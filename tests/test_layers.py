@@ -267,14 +267,15 @@ def test_the_lashes_are_read_from_the_photo_as_the_dark_line_above_each_lid(face
     """How far each upper lid's lashes reach above FaceMesh's contour is read from the photo: a dark
     band one or two pixels tall over plain skin reads one or two pixels (in half eye widths), and a
     lid with no dark line above it takes the default."""
-    from talker_cli.face.rig import EYES, LASH_BAND, _eye_axes, lash_bands
+    from talker_cli.face.eyes import lash_bands
+    from talker_cli.face.rig import EYES, LASH_BAND, eye_axes
 
     landmarks = load_photo(face_photo, RenderConfig()).landmarks_px
 
     def lids(thickness: int) -> np.ndarray:
         image = np.full((512, 512, 3), 200, np.uint8)
         for name, middle in (("Right", (160, 159, 158)), ("Left", (387, 386, 385))):
-            _, _, ey, _ = _eye_axes(landmarks, EYES[name])
+            _, _, ey, _ = eye_axes(landmarks, EYES[name])
             for point in landmarks[list(middle)]:
                 for k in range(thickness):
                     x, y = np.round(point - k * ey).astype(int)
@@ -283,7 +284,7 @@ def test_the_lashes_are_read_from_the_photo_as_the_dark_line_above_each_lid(face
 
     for thickness in (1, 2):
         for name, reach in lash_bands(lids(thickness), landmarks).items():
-            half = _eye_axes(landmarks, EYES[name])[3]
+            half = eye_axes(landmarks, EYES[name])[3]
             assert reach * half == pytest.approx(thickness, abs=0.6), (thickness, name)
     assert lash_bands(lids(0), landmarks) == {"Right": LASH_BAND, "Left": LASH_BAND}
 

@@ -60,7 +60,7 @@ def test_only_the_entry_point_imports_the_cli():
 
 
 FAMILIES = {
-    "face": {"rig", "painter", "frames", "calibration", "blendshapes", "visemes", "emotions", "video"},
+    "face": {"rig", "eyes", "painter", "frames", "calibration", "blendshapes", "visemes", "emotions", "video"},
     "voices": {"tts", "coqui_tts", "espeak_tts", "kokoro_tts", "speech_join", "mandarin"},
     "aligners": {"alignment", "recording_alignment", "synthesis_alignment", "mfa", "speech_edges", "phonemes", "readings"},
     "llms": {"llm", "models", "chat", "transformers_llm", "llama_cpp_llm"},

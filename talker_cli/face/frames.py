@@ -14,9 +14,10 @@ from ..artifacts import BlendshapeTrack, FacePhoto
 from ..photo import read_mouth_openings
 from .blendshapes import FUNNEL_OPENING, INDEX, JAW_OPENING, LOWER_LIP_DROP, NAMES, UPPER_LIP_RAISE, lip_opening
 from .calibration import AS_DRAWN, OpeningCurve, calibrate
+from .eyes import lash_bands
 from .layers import build_layers, draw_lips
 from .painter import SEAM_OPEN, TEETH_SPLIT, MouthPainter, read_mouth
-from .rig import BASIS, MOUTH_SHAPES, MouthFrame, build_rig, lash_bands, mouth_frame
+from .rig import BASIS, MOUTH_SHAPES, MouthFrame, build_rig, mouth_frame
 
 
 # The widest the lips are drawn apart, in eye distances, whatever a photo's calibration asks (a face a

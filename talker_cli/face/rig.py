@@ -194,7 +194,7 @@ LID_BAND = 0.6
 LASH_BAND = 0.12  # half eye widths above the lid's edge (FaceMesh's contour) that its lashes take
 
 
-def _eye_axes(landmarks: np.ndarray, idx: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def eye_axes(landmarks: np.ndarray, idx: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """An eye's centre, its axis from the outer corner to the inner, the axis down across it, and half
     its width (pixels)."""
     outer, inner = landmarks[idx["outer"]], landmarks[idx["inner"]]
@@ -203,38 +203,13 @@ def _eye_axes(landmarks: np.ndarray, idx: dict[str, int]) -> tuple[np.ndarray, n
     return 0.5 * (outer + inner), ex, (-ey if ey[1] < 0 else ey), float(np.linalg.norm(inner - outer) / 2)
 
 
-def lash_bands(image: np.ndarray, landmarks: np.ndarray) -> dict[str, float]:
-    """How far each upper lid's lashes reach above its edge (FaceMesh's contour), in half eye widths:
-    up the middle of the lid, to where the light climbs half way from the darkest at the edge to the
-    lid's skin above; LASH_BAND where no dark line is there to read (or the lid runs off the image)."""
-    from .interior import luminance, sample
-
-    bands = {}
-    for name, idx in EYES.items():
-        _, _, ey, half = _eye_axes(landmarks, idx)
-        reach, skin_from = int(0.6 * half), int(0.45 * half)  # the lid's skin: 0.45-0.6 half widths up
-        runs = []
-        for point in landmarks[list(LIDS[name][0][2:5])]:  # the upper lid's middle three points
-            profile = luminance(sample(image, point - np.arange(reach + 1)[:, None] * ey))
-            if reach < 4 or len(profile) < reach + 1:
-                continue
-            deepest = int(np.argmin(profile[:3]))
-            darkest, skin = float(profile[deepest]), float(np.median(profile[min(skin_from, reach - 1):]))
-            if skin - darkest < 0.1 * skin:
-                continue
-            light = np.flatnonzero(profile[deepest:] > (darkest + skin) / 2)
-            runs.append(float(deepest + light[0]) if len(light) else float(reach))
-        bands[name] = float(np.clip(np.median(runs) / half, 0.0, 0.3)) if runs else LASH_BAND
-    return bands
-
-
 def eye_basis(landmarks: np.ndarray, points: np.ndarray, lashes: dict[str, float] | None = None) -> dict[str, np.ndarray]:
     """Blinks (upper lid slides down over the eye), the brows (inner raise, lowering, outer raise),
     wide eyes and squinting lower lids with the cheek pushed up. lashes: how far each upper lid's
-    lashes reach above its edge (lash_bands), LASH_BAND where not given."""
+    lashes reach above its edge (eyes.lash_bands), LASH_BAND where not given."""
     fields = {name: np.zeros((len(points), 2)) for name in ("brow", "browDown", "browOuterUp", "eyeWide", "squint")}
     for name, idx in EYES.items():
-        centre, ex, ey, half = _eye_axes(landmarks, idx)
+        centre, ex, ey, half = eye_axes(landmarks, idx)
         rel = points - centre
         u, v = rel @ ex / half, rel @ ey / half
         upper = float((landmarks[idx["upper"]] - centre) @ ey / half)
