@@ -413,6 +413,33 @@ def test_a_change_to_talkers_code_is_a_new_work_cache_key(tmp_path, monkeypatch)
     assert WorkCache.key("asr", parts) != key
 
 
+def test_a_run_whose_code_changes_under_it_keeps_nothing_more(tmp_path, monkeypatch, caplog):
+    """The key names the code read when the run began; a module imported after an upgrade or an edit
+    is other code: what the run makes from then on is not stored under that key."""
+    import os
+
+    from talker_cli.jobs import work_cache
+    from talker_cli.jobs.work_cache import WorkCache
+
+    package = tmp_path / "talker_cli"
+    package.mkdir()
+    (package / "asr.py").write_text("HEARS = 1\n")
+    monkeypatch.setattr(work_cache, "PACKAGE", package)
+    work_cache._code_read.cache_clear()
+    try:
+        cache = WorkCache(tmp_path / "cache")
+        first, second = WorkCache.key("asr", {"n": 1}), WorkCache.key("asr", {"n": 2})
+        cache.store(first, {}, lambda folder: (folder / "made.txt").write_text("1"))
+        assert cache.lookup(first) is not None
+        (package / "asr.py").write_text("HEARS = 2\n")  # upgraded while the run goes on
+        os.utime(package / "asr.py", ns=(1, os.stat(package / "asr.py").st_mtime_ns + 10**9))
+        cache.store(second, {}, lambda folder: (folder / "made.txt").write_text("2"))
+        assert cache.lookup(second) is None and "code changed while this run went on" in caplog.text
+        assert WorkCache.key("asr", {"n": 2}) == second  # the run's key stays what it began with
+    finally:
+        work_cache._code_read.cache_clear()  # the real package's, for the tests after
+
+
 class Beside(Stage):
     """A stand-in for the photo stage: it runs beside the stages after it, and fills `prompt`."""
 

@@ -6,7 +6,8 @@ A key is the hash of what decides a stage's result: its inputs' content, its par
 talker's own code (a changed ASR or voice makes other transcripts and speech of the same input; the
 version number alone does not say so). An interrupted or failed job re-run later reuses what its finished stages made; a changed input or
 setting makes a new key. Entries are written to a temporary folder and renamed when complete; one
-that cannot be read back is made again (pipeline.py). Each run's first new entry prunes the cache:
+that cannot be read back is made again (pipeline.py); a run whose code changes under it (an upgrade
+while a long batch runs) stores nothing more. Each run's first new entry prunes the cache:
 entries unused for two weeks, then the least recently used past 2 GiB.
 """
 
@@ -45,10 +46,31 @@ def fingerprint(package: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+PACKAGE = Path(__file__).resolve().parent.parent  # the whole of talker_cli
+
+
+def source_times(package: Path) -> tuple[int, int]:
+    """The newest modification time of a package's source files, and how many there are: both move
+    when its code is edited or upgraded (a stat each, well under a millisecond for talker)."""
+    times = [path.stat().st_mtime_ns for path in package.rglob("*.py")]
+    return max(times, default=0), len(times)
+
+
 @cache
+def _code_read() -> tuple[str, tuple[int, int]]:
+    return fingerprint(PACKAGE), source_times(PACKAGE)
+
+
 def code_fingerprint() -> str:
     """talker's own fingerprint, read once per process (a few milliseconds)."""
-    return fingerprint(Path(__file__).resolve().parent.parent)  # the whole of talker_cli
+    return _code_read()[0]
+
+
+def code_changed() -> bool:
+    """Whether talker's source files moved since this process read its fingerprint: its modules are
+    imported as its stages need them, so what it makes from then on may come from other code than
+    its keys name (an upgrade in the middle of a long batch, an edit while it runs)."""
+    return source_times(PACKAGE) != _code_read()[1]
 
 
 class WorkCache:
@@ -99,6 +121,10 @@ class WorkCache:
         is optional: one it cannot write (a file, a folder of another user's or read-only, a full
         disk) is said once, and the job goes on without it."""
         if self.unusable:
+            return
+        if code_changed():
+            self.unusable = True
+            log.warning("talker's code changed while this run went on; what it makes is not kept in the work cache")
             return
         temp = None
         try:
