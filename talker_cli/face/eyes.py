@@ -18,9 +18,9 @@ def lash_bands(image: np.ndarray, landmarks: np.ndarray) -> dict[str, float]:
         _, _, ey, half = eye_axes(landmarks, idx)
         reach, skin_from = int(0.6 * half), int(0.45 * half)  # the lid's skin: 0.45-0.6 half widths up
         runs = []
-        for point in landmarks[list(LIDS[name][0][2:5])]:  # the upper lid's middle three points
+        for point in landmarks[list(LIDS[name][0][2:5])] if reach >= 4 else ():  # the upper lid's middle three
             profile = luminance(sample(image, point - np.arange(reach + 1)[:, None] * ey))
-            if reach < 4 or len(profile) < reach + 1:
+            if len(profile) < reach + 1:
                 continue
             deepest = int(np.argmin(profile[:3]))
             darkest, skin = float(profile[deepest]), float(np.median(profile[min(skin_from, reach - 1):]))

@@ -26,9 +26,9 @@ LOWER_OUTER = [LEFT_CORNER, 146, 91, 181, 84, 17, 314, 405, 321, 375, RIGHT_CORN
 UPPER_LIP_TOP, LOWER_LIP_BOTTOM, CHIN = 0, 17, 152
 # Eyes as seen in the image: the subject's right eye is on the image's left.
 EYES = {
-    "Right": {"outer": 33, "inner": 133, "upper": 159, "lower": 145, "brow": 107, "brow_mid": 105, "brow_outer": 70,
+    "Right": {"outer": 33, "inner": 133, "upper": 159, "brow": 107, "brow_mid": 105, "brow_outer": 70,
               "brow_low": 52},
-    "Left": {"outer": 263, "inner": 362, "upper": 386, "lower": 374, "brow": 336, "brow_mid": 334, "brow_outer": 300,
+    "Left": {"outer": 263, "inner": 362, "upper": 386, "brow": 336, "brow_mid": 334, "brow_outer": 300,
              "brow_low": 282},
 }
 # Each eye's lids between its corners, FaceMesh's contour (outer corner to inner).
