@@ -20,6 +20,8 @@ from talker_cli.photo import load_photo
 
 from .conftest import mouth_box
 
+DATA = Path(__file__).parent / "data"
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))  # the blink sheet's wide-eyed photo
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))  # the appearance benchmark's SSIM
 
@@ -394,3 +396,18 @@ def test_a_shouts_upper_lip_edge_is_a_smooth_curve_not_a_saw(closed_lips):
     tops = np.array(tops)
     off = np.abs(tops - np.polyval(np.polyfit(columns, tops, 4), columns))
     assert off.mean() < 0.06 and off.max() < 0.2, (off.mean(), off.max())
+
+
+def test_a_large_photos_mouth_opens(tmp_path):
+    """A large photo's lips ask the inverse map at more points than one row of an OpenCV map holds
+    (32767): the GRID photo at four times its size (1440 px) draws its open mouth like the small one."""
+    from PIL import Image
+
+    image = Image.open(DATA / "grid-s1-bbaf3s-0.png")
+    image.resize((image.width * 4, image.height * 4), Image.LANCZOS).save(tmp_path / "photo.png")
+    photo = load_photo(tmp_path / "photo.png", RenderConfig(max_side=1440))
+    assert photo.image_rgb.shape[1] == 1440
+    renderer = FrameRenderer(photo)  # its calibration draws open mouths too
+    rows, columns = mouth_box(photo)
+    opened = renderer.render(_jaw(0.5), 0)[rows, columns].astype(float)
+    assert np.abs(opened - photo.image_rgb[rows, columns]).mean() > 5

@@ -29,6 +29,7 @@ from .rig import BASIS, LEFT_CORNER, LOWER_CUT, RIGHT_CORNER, UPPER_CUT, MouthFr
 FIELD_STEP = 2
 QUERY_STEP = 3  # each lip's inverse map is found on every third pixel, the offsets interpolated between
 JUMP_PX = 1.0  # ... except where two nodes' offsets differ by more than this: there at every pixel
+READ_ROW = 4096  # points read per row of a map (OpenCV's maps are under 32767 wide)
 FAR = 1e4  # pixels: a signed distance that means "wholly on this side"
 LIFT_REACH = 0.15  # of the box's height: how far above its photo place the upper lip may bare the teeth
 
@@ -162,6 +163,16 @@ class _Columns:
         return within(left) + share * (within(right) - within(left))
 
 
+def _read_at(plane: np.ndarray, x: np.ndarray, y: np.ndarray, cv2) -> np.ndarray:
+    """plane read (bilinear, edges repeated) at the points (x, y), given as flat arrays. OpenCV's maps
+    hold fewer than 32767 columns, and a large photo's mouth asks more points than that: they are
+    read in rows of READ_ROW."""
+    count = len(x)
+    rows = max(1, -(-count // READ_ROW))
+    shaped = lambda values: np.resize(values.astype(np.float32), rows * READ_ROW).reshape(rows, READ_ROW)  # noqa: E731
+    return cv2.remap(plane, shaped(x), shaped(y), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).ravel()[:count]
+
+
 def _inverse_at(field: np.ndarray, cx: np.ndarray, cy: np.ndarray, origin: tuple[int, int], cv2) -> list[tuple[np.ndarray, np.ndarray]]:
     """For each lip (upper, lower), the photo points q whose forward map q -> q + field(q) lands on the
     points (cx, cy), given in nearly column order. Down the face, where the lips stretch into the chin
@@ -175,8 +186,7 @@ def _inverse_at(field: np.ndarray, cx: np.ndarray, cy: np.ndarray, origin: tuple
         columns = _Columns(half[..., 1], rows_y)
         column = np.maximum((cx - x0) / FIELD_STEP, 0.0)
         qy = columns.row_to(cy, column, between=False)  # near enough to read how far the column moves
-        dx = cv2.remap(np.ascontiguousarray(half[..., 0]), column.astype(np.float32)[None], ((qy - y0) / FIELD_STEP).astype(np.float32)[None],
-                       cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)[0]
+        dx = _read_at(np.ascontiguousarray(half[..., 0]), column, (qy - y0) / FIELD_STEP, cv2)
         qx = cx - dx
         found.append((qx, columns.row_to(cy, np.maximum((qx - x0) / FIELD_STEP, 0.0))))
     return found
