@@ -105,7 +105,7 @@ class VisemeConfig:
 class RenderConfig:
     device: str = "cpu"
     fps: int = 25
-    max_side: int = 512  # long side of the video, pixels
+    max_side: int = 1024  # long side of the video, pixels: a photo keeps its own size up to it
     blink_rate: float = 15.0  # blinks per minute, on average; 0 disables blinking
     head_motion: float = 1.0  # scale of the idle head sway; 0: a still head (blinks go on)
     mouth_open_scale: float = 1.0  # scale of the mouth's speech shapes (closures stay shut)

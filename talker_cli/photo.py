@@ -21,6 +21,7 @@ from .errors import InputError, ModelMissingError
 from .stamps import sha256_of
 
 MIN_FACE_WIDTH_PX = 48
+CROP_SIDE = 512  # a face framed by --crop face is enlarged to this long side when smaller (max_side if less)
 log = logging.getLogger("talker")
 
 
@@ -310,14 +311,15 @@ def load_photo(path: Path, config: RenderConfig, sha256: str | None = None,
 
 def _sized_with_landmarks(original: np.ndarray, max_side: int, path: Path, landmarks_of: Landmarks,
                           enlarge: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The image at the video size (a crop enlarged to it, so the video keeps its size) and its
-    face's landmarks there; no face is an input error."""
+    """The image at the video size (a small crop enlarged to CROP_SIDE, so the face has pixels to draw
+    with) and its face's landmarks there; no face is an input error."""
     import cv2
 
     height, width = original.shape[:2]
     out_w, out_h = video_size(width, height, max_side)
-    if enlarge and max(width, height) < max_side:
-        scale = max_side / max(width, height)
+    least = min(max_side, CROP_SIDE)
+    if enlarge and max(width, height) < least:
+        scale = least / max(width, height)
         out_w, out_h = max(2, int(width * scale) // 2 * 2), max(2, int(height * scale) // 2 * 2)
     shrink = out_w < width
     image = (cv2.resize(original, (out_w, out_h), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_CUBIC)

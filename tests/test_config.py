@@ -20,7 +20,7 @@ def test_every_shipped_preset_validates():
 def test_flags_override_preset():
     config = load_config("gpu-24gb", {"render": {"fps": 25}})
     assert config.render.fps == 25
-    assert config.render.max_side == 1024  # from the preset
+    assert config.asr.model == "large-v3"  # from the preset
 
 
 def test_unknown_preset_names_the_choices():

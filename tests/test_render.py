@@ -42,6 +42,24 @@ def test_video_size_caps_the_long_side_and_keeps_sides_even():
     assert video_size(333, 501, 512) == (332, 500)
 
 
+def test_a_photo_keeps_its_own_size_up_to_1024_px_and_a_framed_face_its_own_pixels(tmp_path, face_photo):
+    """A filmed frame or a photo from the web (844 px) is drawn at its own size, as sharp as it came; a
+    phone's photo is brought down to 1024 px; --crop face enlarges a small face to 512 px, but does not
+    blow a larger one up to the cap."""
+    from PIL import Image
+
+    portrait = Image.open(face_photo).convert("RGB")
+    portrait.resize((844, 844), Image.LANCZOS).save(tmp_path / "web.png")
+    portrait.resize((2048, 2048), Image.LANCZOS).save(tmp_path / "phone.png")
+    assert load_photo(tmp_path / "web.png", RenderConfig()).image_rgb.shape[:2] == (844, 844)
+    assert load_photo(tmp_path / "phone.png", RenderConfig()).image_rgb.shape[:2] == (1024, 1024)
+    wide = Image.new("RGB", (3000, 2400), (200, 200, 200))
+    wide.paste(portrait.resize((1100, 1100), Image.LANCZOS), (900, 300))  # a face with room around it
+    wide.save(tmp_path / "wide.png")
+    framed = load_photo(tmp_path / "wide.png", RenderConfig(crop="face")).image_rgb.shape[:2]
+    assert 512 < max(framed) < 1000, framed
+
+
 def test_landmarks_sit_on_the_face(photo):
     lm = photo.landmarks_px
     assert lm.shape == (478, 2)
