@@ -176,9 +176,9 @@ def test_a_face_too_small_in_the_whole_photo_is_framed_by_crop_face(tmp_path, fa
 
     from talker_cli.errors import InputError
 
-    portrait = np.asarray(Image.open(face_photo).convert("RGB"))
+    portrait = np.asarray(Image.open(face_photo).convert("RGB").resize((200, 200), Image.LANCZOS))
     wide = np.full((1800, 1400, 3), 200, np.uint8)  # the portrait small in a large picture, as a full-body shot
-    wide[200:712, 450:962] = portrait
+    wide[200:400, 450:650] = portrait
     Image.fromarray(wide).save(tmp_path / "far.png")
     with pytest.raises(InputError, match="--crop face"):
         load_photo(tmp_path / "far.png", RenderConfig())
