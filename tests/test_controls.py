@@ -176,13 +176,13 @@ def test_a_face_too_small_in_the_whole_photo_is_framed_by_crop_face(tmp_path, fa
 
     from talker_cli.errors import InputError
 
-    portrait = np.asarray(Image.open(face_photo).convert("RGB").resize((200, 200), Image.LANCZOS))
+    portrait = np.asarray(Image.open(face_photo).convert("RGB"))
     wide = np.full((1800, 1400, 3), 200, np.uint8)  # the portrait small in a large picture, as a full-body shot
-    wide[200:400, 450:650] = portrait
+    wide[200:712, 450:962] = portrait
     Image.fromarray(wide).save(tmp_path / "far.png")
-    with pytest.raises(InputError, match="--crop face"):
-        load_photo(tmp_path / "far.png", RenderConfig())
-    framed = load_photo(tmp_path / "far.png", RenderConfig(crop="face"))
+    with pytest.raises(InputError, match="--crop face"):  # at a 512 px video the face is under 48 px wide
+        load_photo(tmp_path / "far.png", RenderConfig(max_side=512))
+    framed = load_photo(tmp_path / "far.png", RenderConfig(max_side=512, crop="face"))
     assert np.ptp(framed.landmarks_px[:, 0]) > 100 and max(framed.image_rgb.shape[:2]) == 512
 
 
