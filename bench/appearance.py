@@ -21,11 +21,14 @@ On the frames where the real mouth is open (inner lips 13-14 over 0.06 eye dista
                  the mouth, the chin (SSIM of each band alone): where the render gains on the photo,
                  and where it loses (a jaw dropped too far loses on the chin)
 
-    python bench/appearance.py CLIPS_DIR [--work DIR] [--limit N] [--json] [--sheet OUT.png] [-- TALKER FLAGS...]
+    python bench/appearance.py CLIPS_DIR [--work DIR] [--limit N] [--json] [--sheet OUT.png] [--filmed-opening]
+                               [-- TALKER FLAGS...]
 
 The clips are rendered with `--language en` unless the flags after `--` name a language. --work keeps
 the photos, sounds and renders, and a render found there is used again (delete it to render anew).
---sheet draws real | talker | photo at open frames, zoomed.
+--sheet draws real | talker | photo at open frames, zoomed. --filmed-opening draws each frame opened as
+far as the filmed mouth is (FaceMesh's reading of the real frame), no head motion, no blink, nothing
+encoded: the drawing alone with its timing exact (where the gap is in what is drawn, not when).
 """
 
 from __future__ import annotations
@@ -186,6 +189,30 @@ def render(clip: Path, work: Path, talker_flags: list[str]) -> tuple[list[np.nda
     return frames, read_frames(video)[0], frames[0], fps
 
 
+def filmed_opening_frames(clip: Path, work: Path) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, float]:
+    """The clip's frames and talker's drawing of its first frame opened, frame by frame, as far as the
+    filmed mouth is (FaceMesh's reading of each real frame, as the jaw's opening; no head motion, no
+    blink, not encoded): what the drawing scores when the timing and the amount are exactly right."""
+    import cv2
+
+    from talker_cli.artifacts import BlendshapeTrack
+    from talker_cli.config import RenderConfig
+    from talker_cli.face.blendshapes import INDEX, JAW_OPENING, NAMES
+    from talker_cli.face.frames import FrameRenderer
+    from talker_cli.photo import load_photo, read_mouth_openings
+
+    frames, fps = read_frames(clip)
+    photo_path = work / f"{clip.stem}.png"
+    cv2.imwrite(str(photo_path), cv2.cvtColor(frames[0], cv2.COLOR_RGB2BGR))
+    opening = read_mouth_openings(frames)
+    opening = np.where(np.isfinite(opening), opening, 0.0)  # a frame FaceMesh lost: closed
+    weights = np.zeros((len(frames), len(NAMES)), np.float32)
+    weights[:, INDEX["jawOpen"]] = opening / JAW_OPENING
+    track = BlendshapeTrack(int(round(fps)), NAMES, weights)
+    renderer = FrameRenderer(load_photo(photo_path, RenderConfig(fps=int(round(fps)))))
+    return frames, [renderer.render(track, k) for k in range(len(frames))], frames[0], fps
+
+
 def gains_by_band(rows: np.ndarray, where: np.ndarray) -> dict[str, float] | None:
     """The gain in each of the BANDS over the rows `where` (None where there are none)."""
     if not where.any():
@@ -235,6 +262,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N clips")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--sheet", type=Path, help="draw real | talker | photo at open frames into this PNG")
+    parser.add_argument("--filmed-opening", action="store_true",
+                        help="draw each frame opened as far as the filmed mouth is: the drawing alone, its timing exact")
     args = parser.parse_args(argv)
     clips = sorted(p for p in args.clips_dir.iterdir() if p.suffix.lower() in VIDEO_SUFFIXES)[:args.limit or None]
     if not clips:
@@ -245,7 +274,8 @@ def main() -> None:
         work = args.work or Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
         for clip in clips:
-            real, rendered, photo, fps = render(clip, work, talker_flags)
+            real, rendered, photo, fps = (filmed_opening_frames(clip, work) if args.filmed_opening
+                                          else render(clip, work, talker_flags))
             rows, rest, photo_aperture = clip_rows(real, rendered, photo, fps, sheet)
             if not len(rows):
                 print(f"  {clip.name}: no face found", file=sys.stderr)

@@ -493,6 +493,23 @@ def test_the_appearance_benchmark_compares_the_lips_box_of_a_smaller_render_and_
     assert upper == pytest.approx(1.0) and mouth == pytest.approx(1.0) and chin < 0.9
 
 
+def test_the_appearance_benchmark_can_draw_each_frame_as_open_as_the_filmed_one(tmp_path, monkeypatch):
+    """bench/appearance.py --filmed-opening: a "clip" of a GRID frame shut, then open, then shut is drawn
+    from its first frame opened where the filmed mouth opens, and only there."""
+    from PIL import Image
+
+    import appearance
+    from talker_cli.photo import read_mouth_openings
+
+    shut, open_ = (np.asarray(Image.open(DATA / f"grid-s1-bbaf3s-{k}.png").convert("RGB")) for k in (0, 30))
+    monkeypatch.setattr(appearance, "read_frames", lambda clip: ([shut, open_, open_, shut], 25.0))
+    real, drawn, photo, fps = appearance.filmed_opening_frames(tmp_path / "clip.mpg", tmp_path)
+    assert fps == 25.0 and photo is shut and len(drawn) == 4
+    filmed, read = read_mouth_openings(real), read_mouth_openings(drawn)
+    assert read[0] < 0.03 and read[3] < 0.03
+    assert abs(read[2] - filmed[2]) < 0.4 * filmed[2], (read, filmed)
+
+
 def test_the_track_only_benchmark_scores_the_current_track_through_the_drawn_runs_line(tmp_path, monkeypatch, capsys):
     """bench/mouth_track.py: a run whose drawing read exactly 1.5 x the track + 0.005, against a real
     mouth that moved exactly so, scores r 1 and range 1 through the line it fits; a change to the
