@@ -5,11 +5,13 @@ Prints per-stage seconds, the render stage's frames per second, the whole run's 
 (animation files only, every format): seconds per audio second without video. Each run is its own
 process so peak RSS is that run's own.
 
-    python bench/render.py [--lengths 10,60,300] [--preset cpu] [--photo-seen]
+    python bench/render.py [--lengths 10,60,300] [--preset cpu] [--photo-seen] [--photo PATH] [--max-side N]
 
 Every stage is measured (`--force`: nothing from the work cache), unless --photo-seen: then the runs
 use a work cache of their own in which the photo was rendered once before (with other words), as a
 cron job's one face is: its landmarks and mouth calibration come from the cache, the speech is made.
+--photo renders another photo than samples/face.png (512 px); the video keeps a photo's own size up to
+1024 px (--max-side sets the cap), and drawing and encoding grow with its pixels.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_PHOTO = ROOT / "samples" / "face.png"
 PARAGRAPH = (
     "The morning light came slowly over the hills, and the town began its ordinary day. "
     "Bakers opened their doors, buses pulled away from the square, and children argued about homework. "
@@ -49,14 +52,14 @@ def child_cpu_s() -> float:
 
 
 def run_one(seconds: float, preset: str, folder: Path, command: str = "render",
-            cache: Path | None = None) -> tuple[dict, float]:
+            cache: Path | None = None, photo_flags: tuple[str, ...] = ("--photo", str(SAMPLE_PHOTO))) -> tuple[dict, float]:
     """One run in its own process: its manifest (with the process's CPU seconds added as
     "cpu_seconds"), and its wall time with Python's start-up. cache: a work cache to use (else
-    nothing is taken from one)."""
+    nothing is taken from one); photo_flags: the photo and the video's size."""
     text_file = folder / f"text-{seconds:.0f}.txt"
     text_file.write_text(text_for(seconds))
     if command == "render":
-        target = ["render", "--photo", str(ROOT / "samples" / "face.png"), "-o", str(folder / f"bench-{seconds:.0f}.mp4")]
+        target = ["render", *photo_flags, "-o", str(folder / f"bench-{seconds:.0f}.mp4")]
     else:
         target = ["lipsync", "-o", str(folder / f"anim-{seconds:.0f}"), "--format", ALL_FORMATS]
     started, cpu = time.perf_counter(), child_cpu_s()
@@ -99,21 +102,25 @@ def main() -> None:
     parser.add_argument("--preset", default="cpu")
     parser.add_argument("--photo-seen", action="store_true",
                         help="the photo rendered once before: its landmarks and calibration from the work cache")
+    parser.add_argument("--photo", type=Path, default=SAMPLE_PHOTO, help="the photo to render (samples/face.png)")
+    parser.add_argument("--max-side", type=int, help="the video's long side at most (talker's default: 1024)")
     args = parser.parse_args()
+    photo_flags = ("--photo", str(args.photo.resolve()), *(("--max-side", str(args.max_side)) if args.max_side else ()))
     lengths = [float(x) for x in args.lengths.split(",")]
     stage_names = ["photo", "input", "tts", "alignment", "visemes", "export", "render"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp) / "cache" if args.photo_seen else None
         if cache is not None:
-            run_one(2, args.preset, Path(tmp), cache=cache)  # the photo seen once, with other words
+            run_one(2, args.preset, Path(tmp), cache=cache, photo_flags=photo_flags)  # the photo seen once, with other words
         for seconds in lengths:
-            manifest, _ = run_one(seconds, args.preset, Path(tmp), cache=cache)
+            manifest, _ = run_one(seconds, args.preset, Path(tmp), cache=cache, photo_flags=photo_flags)
             stages = {s["name"]: s for s in manifest["stages"]}
             encode_s, encode_cpu_s = encode_only_seconds(Path(manifest["output"]["video"]), manifest, Path(tmp))
             rows.append({
                 "target_s": seconds,
                 "video_s": manifest["video"]["duration_s"],
+                "size": f"{manifest['video']['width']}x{manifest['video']['height']}",
                 "frames": manifest["video"]["frames"],
                 **{name: stages[name]["seconds"] for name in stage_names},
                 "draw_s": stages["render"]["details"]["draw_seconds"],
@@ -125,13 +132,13 @@ def main() -> None:
                 "rtf": manifest["real_time_factor"],
                 "peak_rss_mib": max(s["peak_rss_bytes"] for s in manifest["stages"] if s["ran"]) / 2**20,
             })
-    header = ["video s", "frames"] + [f"{n} s" for n in stage_names] + ["draw s", "draw fps", "total s",
+    header = ["video s", "size", "frames"] + [f"{n} s" for n in stage_names] + ["draw s", "draw fps", "total s",
                                                                        "encode-only s", "total / encode-only", "RTF",
                                                                        "CPU s", "encode-only CPU s", "peak RSS MiB"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for r in rows:
-        cells = [f"{r['video_s']:.1f}", str(r["frames"])] + [f"{r[n]:.2f}" for n in stage_names]
+        cells = [f"{r['video_s']:.1f}", r["size"], str(r["frames"])] + [f"{r[n]:.2f}" for n in stage_names]
         cells += [f"{r['draw_s']:.2f}", f"{r['render_fps']:.0f}", f"{r['total_s']:.1f}", f"{r['encode_s']:.1f}",
                   f"{r['total_s'] / r['encode_s']:.2f}", f"{r['rtf']:.3f}", f"{r['cpu_s']:.1f}", f"{r['encode_cpu_s']:.1f}",
                   f"{r['peak_rss_mib']:.0f}"]
