@@ -85,6 +85,20 @@ def test_jaw_opens_below_the_seam_only(photo):
     assert rig.fields.shape[0] == len(BASIS)
 
 
+def test_the_upper_lip_rises_as_a_whole_and_the_nose_stays(photo):
+    """Filmed speakers' upper lips rise with their outer edge (the cupid's bow) nearly as far as the
+    inner one (0.8-1.1 on natural speech): a lip whose bow stayed while its inner edge rose thinned into
+    a line. The skin above takes up the motion before the nose."""
+    from talker_cli.face.rig import UPPER_OUTER
+
+    landmarks = photo.landmarks_px.astype(float)
+    frame = mouth_frame(landmarks)
+    rises = lambda points, side=None: -(mouth_basis(frame, landmarks[points], side)["upperUp"] @ frame.ey)  # noqa: E731
+    bow, below = rises(UPPER_OUTER[3:8]), rises(UPPER_INNER[3:8], -np.ones(5))
+    assert np.all(bow >= 0.9 * below), (bow, below)
+    assert abs(rises([2])[0]) < 0.05 * below.max()  # the nose's base
+
+
 def _mouth_narrowed(landmarks, scale):
     """The same face with its mouth corners (FaceMesh 61, 291) drawn towards the mouth's middle."""
     narrowed = landmarks.astype(float).copy()

@@ -122,6 +122,11 @@ CORNERS_IN = 0.12  # pixels each corner moves in per pixel the lower lip drops a
 # half widths, which on a narrow mouth (the Mona Lisa's) pulled the chin down into a V.
 JAW_REACH = 0.58
 CHEEK_SPREAD = 1.0  # half widths
+# The upper lip rises as a whole: filmed speakers' outer edge (the cupid's bow) rises 0.8-1.1 times as
+# far as the inner edge on natural speech (0.2-0.5 on GRID s1), so the lip moves whole up to UPPER_WHOLE
+# of its thickness above the seam and the skin above takes up the motion by UPPER_FADE. (0.8 and 2.0
+# moved the bow half as far as the inner edge: a raised lip thinned into a line at its peaks.)
+UPPER_WHOLE, UPPER_FADE = 1.6, 4.0
 
 
 def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -150,7 +155,7 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     jaw_side = below | (cheek > 0) if side is None else np.ones_like(below)
     neck_fade = 1 - _smoothstep(frame.chin_v, frame.chin_v + 0.9, v)
     lower_lip = (1 - _smoothstep(frame.lower_thickness * 0.8, frame.lower_thickness * 1.8, s)) * below
-    upper_lip = (1 - _smoothstep(frame.upper_thickness * 0.8, frame.upper_thickness * 2.0, -s)) * above
+    upper_lip = (1 - _smoothstep(frame.upper_thickness * UPPER_WHOLE, frame.upper_thickness * UPPER_FADE, -s)) * above
     near_mouth = np.exp(-((u / 1.4) ** 4)) * np.exp(-((s / (frame.lower_thickness + 0.6)) ** 2))
     # Lips closing meet midway between them, wherever the jaw parts (a smile's lips close over both
     # rows of teeth): the closure's lips are measured from the midline.
