@@ -87,8 +87,8 @@ def lip_box(points: np.ndarray, shape: tuple[int, ...]) -> tuple[int, int, int, 
 def aligned_crop(image: np.ndarray, points: np.ndarray, onto: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
     """`image` moved onto the frame whose landmarks are `onto` (a similarity on STABLE), cut to box.
     The box is in the real frame's pixels: only it is drawn, whatever the size of `image` (a render
-    smaller than the clip, talker's 512 px of an 844 px clip, must not lose the rows below its own
-    height)."""
+    smaller than the clip, a 1024 px render of a 1920 px clip or one made with --max-side 512, must
+    not lose the rows below its own height)."""
     import cv2
 
     x0, y0, x1, y1 = box

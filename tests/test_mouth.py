@@ -458,7 +458,7 @@ def test_the_lip_split_benchmark_reads_each_lips_share_of_an_opening(monkeypatch
 
 
 def test_the_appearance_benchmark_compares_the_lips_box_of_a_smaller_render_and_scores_the_gain():
-    """bench/appearance.py: talker renders at 512 px what may be an 844 px clip; the render, moved
+    """bench/appearance.py: a render smaller than its clip (--max-side 512 of an 844 px clip), moved
     onto the real frame, is cut where the real lips are, below the render's own height too (moved
     onto a canvas of its own size, those rows were its last row repeated: the natural clips scored
     -0.31 where they score 0.02). The gain is (talker - photo) / (own frame - photo)."""
