@@ -99,6 +99,19 @@ def test_the_upper_lip_rises_as_a_whole_and_the_nose_stays(photo):
     assert abs(rises([2])[0]) < 0.05 * below.max()  # the nose's base
 
 
+def test_the_fields_are_summed_by_their_weights_and_resting_shapes_cost_nothing():
+    from talker_cli.face.rig import weighted_fields
+
+    rng = np.random.default_rng(5)
+    fields = rng.normal(size=(6, 7, 9, 2)).astype(np.float32)
+    weights = np.array([0.0, 1.5, 0.0, -0.25, 2.0, 0.0], np.float32)
+    assert np.allclose(weighted_fields(weights, fields), np.tensordot(weights, fields, axes=1), atol=1e-5)
+    fields[[0, 2, 5]] = np.nan  # a shape at rest is never read
+    assert np.isfinite(weighted_fields(weights, fields)).all()
+    assert not weighted_fields(np.zeros(6, np.float32), fields).any()
+    assert weighted_fields(weights, fields).dtype == np.float32
+
+
 def _mouth_narrowed(landmarks, scale):
     """The same face with its mouth corners (FaceMesh 61, 291) drawn towards the mouth's middle."""
     narrowed = landmarks.astype(float).copy()

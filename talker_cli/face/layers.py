@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .rig import BASIS, LEFT_CORNER, LOWER_CUT, RIGHT_CORNER, UPPER_CUT, MouthFrame, mouth_basis
+from .rig import BASIS, LEFT_CORNER, LOWER_CUT, RIGHT_CORNER, UPPER_CUT, MouthFrame, mouth_basis, weighted_fields
 
 FIELD_STEP = 2
 QUERY_STEP = 3  # each lip's inverse map is found on every third pixel, the offsets interpolated between
@@ -254,9 +254,8 @@ def draw_lips(layers: MouthLayers, image: np.ndarray, weights: np.ndarray, px: n
     before the face moves (the head's motion undone); parted: how far the lips are apart, 0 (shut) to
     1 (the photo's dark between them is the opening's). Returns the pixels (uint8 RGB) and the hole:
     how much of each pixel neither lip, nor the photo's own teeth, covers (the painter's to fill)."""
-    used = np.flatnonzero(weights)
     origin = layers.box[:2]
-    qx, qy = _invert(np.tensordot(weights[used].astype(np.float32), layers.fields[used], axes=1), px, py, origin, cv2)
+    qx, qy = _invert(weighted_fields(weights, layers.fields), px, py, origin, cv2)
     # Each lip covers the pixels that come from its side of its cut (a pixel's width of soft edge).
     cut_width = layers.upper_cut.shape[1]
     cut = cv2.remap(layers.cuts, _side_by_side(qx - origin[0], cut_width), qy - origin[1], cv2.INTER_LINEAR,
