@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -36,6 +37,27 @@ def write_jobs(folder, rows, name="jobs.jsonl"):
     path = folder / name
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     return path
+
+
+def test_short_jobs_share_a_chunk_and_long_ones_are_held_a_few_at_a_time():
+    """A batch loads each stage's model once per chunk of jobs: forty short texts in one chunk; texts of
+    five minutes' speech three at a time; a recording or a reply, whose length is unknown, as a minute."""
+    from talker_cli.jobs.batch import CHUNK_JOBS, CHUNK_SPEECH_S, chunks, expected_speech_s
+    from talker_cli.jobs.job import Job
+    from talker_cli.config import load_config
+
+    config = load_config("cpu")
+    job = lambda **kw: (None, Job(photo=None, output=Path("x"), config=config, **kw))  # noqa: E731
+    short = [job(text="This is short job number one.") for _ in range(40)]
+    assert [len(c) for c in chunks(short)] == [40]
+    assert [len(c) for c in chunks(short * 2)] == [CHUNK_JOBS, 80 - CHUNK_JOBS]
+    five_minutes = " ".join(["word"] * int(300 * 3.1))
+    assert 290 < expected_speech_s(job(text=five_minutes)[1]) < 310
+    assert [len(c) for c in chunks([job(text=five_minutes)] * 7)] == [3, 3, 1]
+    recordings = [job(audio=Path("a.wav"))] * 20 + [job(text="Why?", reply=True)] * 20
+    assert [len(c) for c in chunks(recordings)] == [16, 16, 8]
+    assert CHUNK_SPEECH_S == 16 * expected_speech_s(recordings[0][1])
+    assert [len(c) for c in chunks([job(text=" ".join(["word"] * 4000))])] == [1]  # longer than a chunk: alone
 
 
 # --- the batch file ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,13 @@ from .progress import Meter, no_meter
 from .input_stages import read_text_file, text_sha256
 
 log = logging.getLogger("talker")
-CHUNK = 16  # jobs held in memory together between stages
+# Jobs held in memory together between stages, each stage's model loaded once for them: at most
+# CHUNK_JOBS, and at most CHUNK_SPEECH_S of the speech their texts will make (16 jobs of a minute; a
+# recording or a reply, whose length is not known before its stages, counts as UNKNOWN_SPEECH_S).
+# Short jobs share one load of each model; long ones are held a few at a time.
+CHUNK_JOBS = 64
+CHUNK_SPEECH_S = 960.0
+UNKNOWN_SPEECH_S = 60.0
 
 
 def expected_hashes(spec: JobSpec, text: str | None) -> dict[str, str]:
@@ -130,8 +137,7 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
     done = sum(row["status"] != "pending" for row in rows)  # refused or skipped before any stage
     meter("jobs", done, len(rows), "jobs")
     for members in groups.values():
-        for start in range(0, len(members), CHUNK):
-            chunk = members[start:start + CHUNK]
+        for chunk in chunks(members):
             stages = (stages_factory or render_stages)()
             for (spec, _), result in zip(chunk, run_jobs([job for _, job in chunk], stages, on_stage)):
                 row = by_line[spec.line]
@@ -146,6 +152,32 @@ def run_batch(specs: list[JobSpec], out_dir: Path, default_preset: str, force: b
     if summary_file:
         write_summary(out_dir / SUMMARY_NAME, summary)
     return summary
+
+
+def chunks(members: list[tuple[JobSpec, Any]]) -> Iterator[list[tuple[JobSpec, Any]]]:
+    """The group's jobs in order, in chunks of at most CHUNK_JOBS and CHUNK_SPEECH_S of speech (a job
+    longer than that alone)."""
+    chunk: list[tuple[JobSpec, Any]] = []
+    held = 0.0
+    for member in members:
+        seconds = expected_speech_s(member[1])
+        if chunk and (len(chunk) >= CHUNK_JOBS or held + seconds > CHUNK_SPEECH_S):
+            yield chunk
+            chunk, held = [], 0.0
+        chunk.append(member)
+        held += seconds
+    if chunk:
+        yield chunk
+
+
+def expected_speech_s(job) -> float:
+    """How much speech a job will hold between its stages: its text's, told before any voice; a
+    recording's or a reply's is not known until its stages run."""
+    from ..language import speech_seconds
+
+    if job.audio is not None or job.reply or not job.text:
+        return UNKNOWN_SPEECH_S
+    return speech_seconds(job.text)
 
 
 def summarize(rows: list[dict[str, Any]], seconds: float, **extra: Any) -> dict[str, Any]:
