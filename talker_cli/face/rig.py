@@ -270,7 +270,7 @@ def eye_basis(landmarks: np.ndarray, points: np.ndarray, lashes: dict[str, float
 def weighted_fields(weights: np.ndarray, fields: np.ndarray) -> np.ndarray:
     """sum_k weights[k] * fields[k] over the weights that are not zero (most shapes rest most of the
     time). Added one field at a time: a tensordot copied the chosen fields out each frame, and its
-    BLAS threads waited on cores the encoder was using (a batch of short jobs 0.86x the time)."""
+    BLAS threads waited on cores the encoder was using (a batch of short jobs 0.87x the time)."""
     import cv2
 
     used = np.flatnonzero(weights)
