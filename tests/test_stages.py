@@ -250,6 +250,26 @@ def test_the_piper_voice_is_patched_for_alignments_once_and_kept(tmp_path, monke
     assert engine.synthesize("Hello there.").native_phones  # patched in memory instead
 
 
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_voices_take_their_graphs_as_they_are_and_still_speak_with_timings(language):
+    """onnxruntime's graph optimizations cost 0.4 s of each Piper load and 0.3 s of Kokoro's for no
+    faster speech (bench/voice_load.py): the loaded voices' sessions have them off."""
+    import onnxruntime
+
+    from talker_cli.config import TtsConfig
+    from talker_cli.voices.kokoro_tts import installed as kokoro_installed
+    from talker_cli.voices.tts import make_tts
+
+    if language == "zh" and not kokoro_installed():
+        pytest.skip("Kokoro is not installed")
+    engine = make_tts(TtsConfig(), language)
+    engine.load()
+    session = engine.voice.session if language == "en" else engine.session
+    assert session.get_session_options().graph_optimization_level == onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    speech = engine.synthesize("Hello there." if language == "en" else "你好。")
+    assert len(speech.samples) > 0.3 * speech.sample_rate and speech.native_phones
+
+
 def test_a_reply_to_a_recording_is_spoken_by_the_voice_and_the_face_follows_that_speech(tmp_path):
     """The fast twin of the whole reply render: the TTS stage runs for a recording with --reply, and
     the face moves to the synthesized speech, not to the recording."""

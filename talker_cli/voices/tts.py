@@ -19,6 +19,7 @@ from .espeak_tts import EspeakTts
 from .kokoro_tts import LANGUAGES as KOKORO_LANGUAGES
 from .kokoro_tts import KokoroTts
 from .kokoro_tts import installed as kokoro_installed
+from .sessions import cpu_session
 from ..errors import ModelMissingError, UsageError
 from ..jobs.progress import Meter, no_meter
 from .speech_join import join_speech, metered
@@ -67,16 +68,9 @@ def voice_fingerprint(model: Path, edge: int = 1 << 20) -> str:
 STALE_COPY_S = 86400  # another copy of the same voice made this long ago goes when a new one is made
 
 
-def aligned_voice(model: Path) -> Path | None:
-    """The voice with Piper's phoneme-alignment output added, made once per voice and kept in
-    talker's cache (patching it in memory on every load, 60 MB through onnx, cost 0.3 s of each TTS
-    stage). None when the cache cannot take it: then Piper patches in memory as before."""
-    from ..offline import cache_root, keep_in_cache
-    from ..stamps import verified
-
-    target = cache_root() / "piper" / f"{model.stem}-{voice_fingerprint(model)}.onnx"
-    if target.is_file() and verified(target):
-        return target
+def _with_alignment(model: Path) -> bytes | Path | None:
+    """The voice's graph with Piper's phoneme-alignment output added; the voice itself when it has
+    that output already; None without the onnx package."""
     try:
         import onnx
         from piper.patch_voice_with_alignment import add_alignment_output
@@ -87,7 +81,23 @@ def aligned_voice(model: Path) -> Path | None:
         return None
     except ValueError:  # the voice has the output already
         return model
-    kept = keep_in_cache(target, graph.SerializeToString())
+    return graph.SerializeToString()
+
+
+def aligned_voice(model: Path) -> Path | None:
+    """The voice with Piper's phoneme-alignment output added, made once per voice and kept in
+    talker's cache (patching it in memory on every load, 60 MB through onnx, cost 0.3 s of each TTS
+    stage). None when the cache cannot take it: then it is patched in memory as before."""
+    from ..offline import cache_root, keep_in_cache
+    from ..stamps import verified
+
+    target = cache_root() / "piper" / f"{model.stem}-{voice_fingerprint(model)}.onnx"
+    if target.is_file() and verified(target):
+        return target
+    patched = _with_alignment(model)
+    if not isinstance(patched, bytes):
+        return patched
+    kept = keep_in_cache(target, patched)
     if kept:
         _drop_stale_copies(target, model.stem)
     return kept
@@ -161,11 +171,11 @@ class PiperTts:
         model = Path(self.model_path)
         try:
             from piper import PiperVoice
+            from piper.config import PiperConfig
         except ImportError:
             raise ModelMissingError("piper-tts is not installed; run: pip install piper-tts onnx") from None
-        patched = aligned_voice(model)
-        self.voice = PiperVoice.load(patched or model, config_path=Path(f"{model}.json"),
-                                     include_alignments=patched is None)  # else patched in memory each time
+        graph = aligned_voice(model) or _with_alignment(model) or model  # patched in memory when not kept
+        self.voice = PiperVoice(config=PiperConfig.from_dict(self.voice_config()), session=cpu_session(graph))
 
     def synthesize(self, text: str) -> Speech:
         from piper import SynthesisConfig
