@@ -125,6 +125,27 @@ def _jaw_drop(frame, points):
     return (fields["lipgap"] + fields["chin"]) @ frame.ey
 
 
+@pytest.mark.parametrize("talking_width", [0.60, 0.80])
+def test_while_speaking_the_mouth_relaxes_from_its_photo_width_towards_the_talking_width(photo, monkeypatch,
+                                                                                         talking_width):
+    """The sample smiles (its corners 0.71 eye distances apart): speaking, it talks narrower, as filmed
+    smiles do; a mouth narrower than the talking width (here the width raised to 0.8) talks wider.
+    Frames before the mouth first moves are the photo itself."""
+    from talker_cli.face import frames
+    from talker_cli.photo import read_mouths
+
+    monkeypatch.setattr(frames, "TALKING_WIDTH", talking_width)
+    renderer = FrameRenderer(photo)
+    weights = np.zeros((45, len(NAMES)), np.float32)
+    weights[10:, INDEX["jawOpen"]] = 0.02  # speaking from frame 10, the lips barely apart
+    track = BlendshapeTrack(25, NAMES, weights)
+    drawn = [renderer.render(track, k) for k in (0, 9, 44)]
+    assert np.array_equal(drawn[0], photo.image_rgb) and np.array_equal(drawn[1], photo.image_rgb)
+    rest_width, talking = read_mouths([photo.image_rgb, drawn[2]])[:, 1]
+    expected = 1 + frames.WIDTH_RELAX * (talking_width / rest_width - 1)
+    assert talking / rest_width == pytest.approx(expected, abs=0.025), (rest_width, talking)
+
+
 @pytest.mark.parametrize("mouth_scale", [1.0, 0.75])
 def test_the_jaw_carries_the_chin_as_wide_as_the_face_whatever_the_mouths_width(photo, mouth_scale):
     """The jaw is as wide as the face: half way down the chin, 0.4 eye distances to each side of the

@@ -17,7 +17,7 @@ from .calibration import AS_DRAWN, OpeningCurve, calibrate
 from .eyes import lash_bands
 from .layers import build_layers, draw_lips
 from .painter import SEAM_OPEN, TEETH_SPLIT, MouthPainter, read_mouth
-from .rig import BASIS, MOUTH_SHAPES, MouthFrame, build_rig, mouth_frame
+from .rig import BASIS, LEFT_CORNER, MOUTH_SHAPES, RIGHT_CORNER, MouthFrame, build_rig, mouth_basis, mouth_frame
 
 
 # The widest the lips are drawn apart, in eye distances, whatever a photo's calibration asks (a face a
@@ -52,18 +52,58 @@ SPEECH_MOVES = ("jawOpen", "mouthClose", "mouthFunnel", "mouthPucker", "mouthLow
                 "mouthUpperUpLeft", "mouthUpperUpRight")
 
 
+def _first_move(track: BlendshapeTrack) -> int | None:
+    """The first frame in which the mouth moves for speech (None: it never does)."""
+    columns = [list(track.names).index(name) for name in SPEECH_MOVES if name in track.names]
+    moving = np.flatnonzero((track.weights[:, columns] > 0.01).any(axis=1))
+    return int(moving[0]) if len(moving) else None
+
+
+def _ease(t: np.ndarray) -> np.ndarray:
+    t = np.clip(t, 0.0, 1.0)
+    return (t * t * (3 - 2 * t)).astype(np.float32)
+
+
 def lead_hold(track: BlendshapeTrack) -> np.ndarray:
     """Per frame, how much of the photo's own opening is kept: 1 before the track's first movement for
     speech, easing to 0 over LEAD_HOLD_S from it; none at all for a track that moves from its first
     frame (nothing comes before it to hold) or never moves (a still pose, as the calibration's closed
     probe: the lips meet, as at rest)."""
-    columns = [list(track.names).index(name) for name in SPEECH_MOVES if name in track.names]
-    moving = np.flatnonzero((track.weights[:, columns] > 0.01).any(axis=1))
-    if len(moving) == 0 or moving[0] == 0:
+    onset = _first_move(track)
+    if not onset:
         return np.zeros(len(track.weights), np.float32)
-    onset = int(moving[0])
-    t = np.clip(1 - (np.arange(len(track.weights)) - onset + 1) / max(LEAD_HOLD_S * track.fps, 1.0), 0.0, 1.0)
-    return (t * t * (3 - 2 * t)).astype(np.float32)
+    return _ease(1 - (np.arange(len(track.weights)) - onset + 1) / max(LEAD_HOLD_S * track.fps, 1.0))
+
+
+# While speaking, a mouth that is wide or narrow at rest (a smile, pursed lips) relaxes towards the width
+# filmed speakers talk with. FaceMesh's corners (61-291) over the eye corners' distance, on open frames:
+# GRID s1 talks at 0.588 whatever its first frame's width (40 clips: 0.32 of a clip's rest width away
+# from the mean carries into its talking width), three natural speakers at 0.652, 0.592 and 0.580 from
+# rest widths of 0.719, 0.638 (smiles) and 0.487 (pursed). talker held the photo's width: the smiles
+# talked 5-8% too wide, the pursed mouth 14% too narrow.
+TALKING_WIDTH = 0.60
+WIDTH_RELAX = 0.7  # of the way from the photo's width to TALKING_WIDTH
+WIDTH_RELAX_MAX = 0.15  # at most this share of the photo's width, either way
+WIDTH_EASE_S = 0.5  # from the first movement for speech: the video still begins on the photo
+
+
+def speaking(track: BlendshapeTrack) -> np.ndarray:
+    """Per frame, 0 before the mouth first moves for speech, easing to 1 over WIDTH_EASE_S from there."""
+    onset = _first_move(track)
+    if onset is None:
+        return np.zeros(len(track.weights), np.float32)
+    return _ease((np.arange(len(track.weights)) - onset) / max(WIDTH_EASE_S * track.fps, 1.0))
+
+
+def talking_pucker(frame: MouthFrame, landmarks: np.ndarray) -> float:
+    """The pucker weight (negative: widening) that moves the photo's mouth corners WIDTH_RELAX of the way
+    to TALKING_WIDTH (by the rig's own pucker field at the corners)."""
+    width_px = 2 * frame.half_width_px
+    change = np.clip(WIDTH_RELAX * (TALKING_WIDTH * frame.eye_px / width_px - 1), -WIDTH_RELAX_MAX, WIDTH_RELAX_MAX)
+    corners = landmarks[[LEFT_CORNER, RIGHT_CORNER]].astype(np.float64)
+    moved = mouth_basis(frame, corners, side=np.array([-1.0, -1.0]))["pucker"]  # pixels per unit weight
+    per_unit = float((moved[1] - moved[0]) @ frame.ex)  # the width's change per unit: negative, narrowing
+    return float(change * width_px / per_unit) if per_unit < 0 else 0.0
 
 
 def basis_weights(track: BlendshapeTrack, frame: int, scale: MouthScale, hold: float = 0.0) -> np.ndarray:
@@ -139,6 +179,7 @@ def _feather(length: int, share: float) -> np.ndarray:
 
 
 CLOSE = BASIS.index("close")
+PUCKER = BASIS.index("pucker")
 
 
 def _meeting_line(frame: MouthFrame, box: tuple[int, int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -182,7 +223,8 @@ class FrameRenderer:
         import cv2
 
         self.cv2 = cv2
-        self._held: tuple[BlendshapeTrack | None, np.ndarray] = (None, np.zeros(0, np.float32))
+        # per track, computed once: the share of the photo's opening held, and how far speaking has begun
+        self._held: tuple[BlendshapeTrack | None, np.ndarray, np.ndarray] = (None, np.zeros(0), np.zeros(0))
         # One thread: ffmpeg encodes beside the drawing, and OpenCV's own thread pool only fought it
         # for the cores (bench/render.py: drawing and encoding about 20% faster at 60 s on 2 cores).
         cv2.setNumThreads(1)
@@ -193,6 +235,7 @@ class FrameRenderer:
                              lashes=lash_bands(photo.image_rgb, photo.landmarks_px))
         self.painter = MouthPainter(look, self.rig)
         self.scale = MouthScale(eye_px=self.rig.frame.eye_px, rest_gap_px=look.open_gap_px)
+        self.talking_pucker = talking_pucker(self.rig.frame, photo.landmarks_px)
         self.pivot = photo.landmarks_px[[33, 263, 152]].mean(axis=0)  # rotate about the lower face
         self.face_width = float(np.ptp(photo.landmarks_px[:, 0]))
         matte, (x0, y0, x1, y1) = head_matte(photo.landmarks_px, (width, height))
@@ -245,9 +288,10 @@ class FrameRenderer:
 
     def render(self, track: BlendshapeTrack, index: int) -> np.ndarray:
         cv2 = self.cv2
-        if self._held[0] is not track:  # computed once per track
-            self._held = (track, lead_hold(track))
+        if self._held[0] is not track:
+            self._held = (track, lead_hold(track), speaking(track))
         weights = basis_weights(track, index, self.scale, float(self._held[1][index]))
+        weights[PUCKER] += self._held[2][index] * self.talking_pucker
         forward = self.head_transform(track, index)
         # Where each output pixel of the box comes from in the still photo: the head's inverse motion,
         # faded out by the matte (m * (inverse(p) - p), linear in p), minus the face's own deformation.
