@@ -18,7 +18,7 @@ from PIL import Image, ImageDraw
 from talker_cli.artifacts import BlendshapeTrack
 from talker_cli.config import RenderConfig
 from talker_cli.face.blendshapes import INDEX, NAMES, VISEME_POSES
-from talker_cli.face.frames import FrameRenderer
+from talker_cli.face.frames import WIDTH_EASE_S, FrameRenderer
 from talker_cli.photo import load_photo
 
 TILE = 200
@@ -35,7 +35,12 @@ def sheet(photo_path: Path) -> Image.Image:
     photo = load_photo(photo_path, RenderConfig())
     renderer = FrameRenderer(photo)
     shapes = poses()
-    track = BlendshapeTrack(25, NAMES, np.stack(list(shapes.values())).astype(np.float32))
+    # The rest before speaking, then each pose as it is drawn once speaking has begun (the mouth's
+    # width has relaxed towards the talking width by then: face/frames.py)
+    lead = int(np.ceil(WIDTH_EASE_S * 25)) + 1
+    rows = [shapes["rest"]] + [shapes["closed (M/B/P)"]] * lead + list(shapes.values())[1:]
+    track = BlendshapeTrack(25, NAMES, np.stack(rows).astype(np.float32))
+    drawn_at = [0] + [lead + 1 + k for k in range(len(shapes) - 1)]
     landmarks = photo.landmarks_px
     lo, hi = landmarks.min(axis=0), landmarks.max(axis=0)
     side, centre = float(max(hi - lo)) * 1.3, (lo + hi) / 2
@@ -44,7 +49,7 @@ def sheet(photo_path: Path) -> Image.Image:
     canvas = Image.new("RGB", (TILE * len(shapes), TILE * 2 + 22), "white")
     draw = ImageDraw.Draw(canvas)
     for i, label in enumerate(shapes):
-        frame = Image.fromarray(renderer.render(track, i))
+        frame = Image.fromarray(renderer.render(track, drawn_at[i]))
         face_box = tuple(int(round(v)) for v in (*(centre - side / 2), *(centre + side / 2)))
         mouth_box = tuple(int(round(v)) for v in (mouth[0] - half, mouth[1] - half, mouth[0] + half, mouth[1] + half))
         canvas.paste(frame.crop(face_box).resize((TILE, TILE), Image.LANCZOS), (i * TILE, 22))
