@@ -1,5 +1,6 @@
-"""How long the voices take to load and to speak, with onnxruntime's graph optimizations at load
-(its default) and without them (talker's, voices/sessions.py), alternating in one process.
+"""How long the voices take to load and to speak, and the CPU seconds they take, with onnxruntime's
+default session (its graph optimized at load, its threads spinning while they wait) and with talker's
+(voices/sessions.py: neither), alternating in one process.
 
     python bench/voice_load.py [--repeats 3] [--seconds 20]
 """
@@ -19,22 +20,19 @@ ENGLISH = ("The quick brown fox jumps over the lazy dog, and then it runs far aw
 MANDARIN = "今天天气很好，我们一起去公园散步吧。春天来了，花儿都开了，小鸟在树上唱歌。"
 
 
-def timed_engine(language: str, optimized: bool):
-    """A voice loaded with or without the graph optimizations, and its load's seconds."""
+def timed_engine(language: str, talkers: bool):
+    """A voice loaded with talker's session or onnxruntime's default one, and its load's seconds."""
     import onnxruntime
 
     from talker_cli.config import TtsConfig
     from talker_cli.voices import kokoro_tts, sessions, tts
 
-    def session(model):
-        options = onnxruntime.SessionOptions()
-        if not optimized:
-            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-        return onnxruntime.InferenceSession(str(model) if isinstance(model, Path) else model, sess_options=options,
+    def default_session(model):
+        return onnxruntime.InferenceSession(str(model) if isinstance(model, Path) else model,
                                             providers=["CPUExecutionProvider"])
 
-    for module in (sessions, tts, kokoro_tts):
-        module.cpu_session = session
+    for module in (tts, kokoro_tts):
+        module.cpu_session = sessions.cpu_session if talkers else default_session
     engine = tts.make_tts(TtsConfig(), language)
     started = time.perf_counter()
     engine.load()
@@ -50,25 +48,26 @@ def main() -> None:
 
     english = ENGLISH * max(1, round(args.seconds / 10))
     cases = [("en", english)] + ([("zh", MANDARIN)] if kokoro_installed() else [])
-    print("| voice | graph optimized at load | load s (median) | speak s (median) | speech s | load + speak / optimized's |")
-    print("|---|---|---|---|---|---|")
+    print("| voice | session | load s | speak s | speak CPU s | speech s | load + speak / default's | CPU / default's |")
+    print("|---|---|---|---|---|---|---|---|")
+    median = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     for language, text in cases:
-        figures = {True: ([], []), False: ([], [])}
+        figures = {False: ([], [], []), True: ([], [], [])}  # loads, speaking, its CPU seconds
         for _ in range(args.repeats):
-            for optimized in (True, False):
-                engine, load_s = timed_engine(language, optimized)
-                started = time.perf_counter()
+            for talkers in (False, True):
+                engine, load_s = timed_engine(language, talkers)
+                started, cpu = time.perf_counter(), time.process_time()
                 speech = engine.synthesize(text)
-                figures[optimized][0].append(load_s)
-                figures[optimized][1].append(time.perf_counter() - started)
+                figures[talkers][0].append(load_s)
+                figures[talkers][1].append(time.perf_counter() - started)
+                figures[talkers][2].append(time.process_time() - cpu)
                 engine.unload()
-        median = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
         whole = {k: median(v[0]) + median(v[1]) for k, v in figures.items()}
-        for optimized in (True, False):
-            loads, speaks = figures[optimized]
-            print(f"| {type(engine).__name__} ({language}) | {'yes' if optimized else 'no'} | {median(loads):.3f} | "
-                  f"{median(speaks):.3f} | {len(speech.samples) / speech.sample_rate:.1f} | {whole[optimized] / whole[True]:.3f} |")
-
+        for talkers in (False, True):
+            loads, speaks, cpus = figures[talkers]
+            print(f"| {type(engine).__name__} ({language}) | {'talker' if talkers else 'default'} | {median(loads):.3f} | "
+                  f"{median(speaks):.3f} | {median(cpus):.2f} | {len(speech.samples) / speech.sample_rate:.1f} | "
+                  f"{whole[talkers] / whole[False]:.3f} | {median(cpus) / median(figures[False][2]):.3f} |")
 
 if __name__ == "__main__":
     main()

@@ -251,9 +251,10 @@ def test_the_piper_voice_is_patched_for_alignments_once_and_kept(tmp_path, monke
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_the_voices_take_their_graphs_as_they_are_and_still_speak_with_timings(language):
+def test_the_voices_take_their_graphs_as_they_are_spare_the_cores_and_still_speak_with_timings(language):
     """onnxruntime's graph optimizations cost 0.4 s of each Piper load and 0.3 s of Kokoro's for no
-    faster speech (bench/voice_load.py): the loaded voices' sessions have them off."""
+    faster speech, and its threads spun on cores the encoder could use (bench/voice_load.py): the
+    loaded voices' sessions have neither."""
     import onnxruntime
 
     from talker_cli.config import TtsConfig
@@ -265,7 +266,9 @@ def test_the_voices_take_their_graphs_as_they_are_and_still_speak_with_timings(l
     engine = make_tts(TtsConfig(), language)
     engine.load()
     session = engine.voice.session if language == "en" else engine.session
-    assert session.get_session_options().graph_optimization_level == onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options = session.get_session_options()
+    assert options.graph_optimization_level == onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
     speech = engine.synthesize("Hello there." if language == "en" else "你好。")
     assert len(speech.samples) > 0.3 * speech.sample_rate and speech.native_phones
 
