@@ -8,7 +8,7 @@ import pytest
 from talker_cli.artifacts import BlendshapeTrack
 from talker_cli.face.blendshapes import INDEX, NAMES, VISEME_POSES
 from talker_cli.config import RenderConfig
-from talker_cli.face.rig import BASIS, LOWER_INNER, UPPER_INNER, build_rig, mouth_basis, mouth_frame
+from talker_cli.face.rig import BASIS, LOWER_INNER, UPPER_CUT, UPPER_INNER, build_rig, mouth_basis, mouth_frame
 from talker_cli.photo import load_photo, video_size
 from talker_cli.face.frames import FrameRenderer
 
@@ -123,6 +123,26 @@ def _mouth_narrowed(landmarks, scale):
 def _jaw_drop(frame, points):
     fields = mouth_basis(frame, points)
     return (fields["lipgap"] + fields["chin"]) @ frame.ey
+
+
+@pytest.mark.parametrize("off_centre", [0.0, 0.08, -0.08])
+def test_the_lips_part_to_a_point_at_each_corner_wherever_the_middle_of_the_lips_sits(photo, off_centre):
+    """A wide opening between the inner lips closes to nothing at both corners and comes in over the
+    last quarter of the half width, also when FaceMesh's middle of the lips (13, 14) sits off the
+    mouth's centre (0.025 half widths on the Franck photo): it had stayed a few pixels open at one
+    corner and risen to a fifth of the opening within 0.05 half widths of it, a wall of cavity."""
+    landmarks = photo.landmarks_px.astype(float).copy()
+    half = 0.5 * (landmarks[291] - landmarks[61])
+    landmarks[[13, 14]] += off_centre * half  # the middle moved along the lips
+    rig = build_rig(landmarks, photo.image_rgb.shape[1::-1])
+    weights = np.zeros(len(BASIS), np.float32)
+    weights[BASIS.index("lipgap")] = weights[BASIS.index("chin")] = 30.0  # pixels at the middle
+    upper, lower = rig.opening(weights, from_lips=True)
+    gap = (lower - upper) @ rig.frame.ey
+    assert gap[0] < 0.3 and gap[-1] < 0.3, gap  # the corners (61, 291) stay shut
+    u = rig.frame.to_uv(landmarks[UPPER_CUT])[0]  # where each of the edges' points lay in the photo
+    near = (1 - np.abs(u)) < 0.15  # the corners and FaceMesh's inner corners (78, 308) beside them
+    assert near.sum() >= 4 and np.all(gap[near] < 0.1 * gap.max()), (u[near], gap[near], gap.max())
 
 
 @pytest.mark.parametrize("talking_width", [0.60, 0.80])

@@ -90,7 +90,11 @@ def mouth_frame(landmarks: np.ndarray, split: float = 0.5) -> MouthFrame:
     ex = (right - left) / np.linalg.norm(right - left)
     ey = np.array([-ex[1], ex[0]])
     half_width = float(np.linalg.norm(right - left) / 2)
-    centre = 0.5 * (landmarks[13] + landmarks[14])
+    # u is 0 midway between the corners and +-1 at them; v is 0 between the inner lips' middles (13-14).
+    # Measured from 13-14 along the lips too, a mouth whose middle landmarks sit off its centre (2.5% of
+    # the half width on the Franck photo) still parted at one corner, a few pixels at a wide opening.
+    middle = 0.5 * (landmarks[13] + landmarks[14])
+    centre = middle + ex * float((0.5 * (left + right) - middle) @ ex)
 
     def uv(indices):
         rel = landmarks[indices] - centre
@@ -122,6 +126,7 @@ CORNERS_IN = 0.12  # pixels each corner moves in per pixel the lower lip drops a
 # half widths, which on a narrow mouth (the Mona Lisa's) pulled the chin down into a V.
 JAW_REACH = 0.58
 CHEEK_SPREAD = 1.0  # half widths
+CORNER_TAPER = 0.25  # half widths from each corner over which the lips' parting comes in
 # The upper lip rises as a whole: filmed speakers' outer edge (the cupid's bow) rises 0.8-1.1 times as
 # far as the inner edge on natural speech (0.2-0.5 on GRID s1), so the lip moves whole up to UPPER_WHOLE
 # of its thickness above the seam and the skin above takes up the motion by UPPER_FADE. (0.8 and 2.0
@@ -141,6 +146,10 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     above = ~below
     W = frame.half_width_px
     g_lip = np.clip(1 - u * u, 0, 1) ** 0.7
+    # The lips part to a point at each corner, where filmed open mouths meet at an angle: by (1 - u^2)^0.7
+    # alone the opening rose from nothing to a fifth of its middle within 0.05 half widths of a corner,
+    # and with the corners drawn in (CORNERS_IN) a wide opening ended in a wall of cavity beside them.
+    g_part = g_lip * _smoothstep(0.0, CORNER_TAPER, 1 - np.abs(u))
     g_jaw = np.exp(-((u * W / (JAW_REACH * frame.eye_px)) ** 2))
     # Beyond the corners no lips part: the cheek stretches between skull and jaw, over a band across
     # the seam that widens away from the mouth (a sharp step there reads as a tear); towards the
@@ -173,13 +182,13 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     fields = {
         # as the jaw drops the lips round into an oval: the corners come in (filmed speakers' mouths
         # stay as wide when open as at rest, bench/mouth.py's width ratio)
-        "lipgap": along(-CORNERS_IN * u * near_mouth, g_lip * (1 - into_chin) * neck_fade * below),
+        "lipgap": along(-CORNERS_IN * u * near_mouth, g_part * (1 - into_chin) * neck_fade * below),
         "chin": along(zero, g_jaw * into_chin * neck_fade * jaw_side),
         "close": along(zero, g_lip * 0.5 * frame.rest_gap_px * (upper_closing - lower_closing)),
-        "lowerDown": along(zero, g_lip * lower_lip),
-        "upperUp": along(zero, -g_lip * upper_lip),
+        "lowerDown": along(zero, g_part * lower_lip),
+        "upperUp": along(zero, -g_part * upper_lip),
         "funnel": along(-0.12 * W * u * near_mouth, zero),  # the corners drawn in
-        "funnelOpen": along(zero, np.sqrt(g_lip) * (0.6 * lower_lip - 0.4 * upper_lip)),  # the lips flared apart
+        "funnelOpen": along(zero, np.sqrt(g_part) * (0.6 * lower_lip - 0.4 * upper_lip)),  # the lips flared apart
         "pucker": along(-0.28 * W * u * near_mouth, zero),
     }
     for name, sign in (("Left", 1.0), ("Right", -1.0)):  # subject's left is the image's right
