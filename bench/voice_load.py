@@ -69,5 +69,6 @@ def main() -> None:
                   f"{median(speaks):.3f} | {median(cpus):.2f} | {len(speech.samples) / speech.sample_rate:.1f} | "
                   f"{whole[talkers] / whole[False]:.3f} | {median(cpus) / median(figures[False][2]):.3f} |")
 
+
 if __name__ == "__main__":
     main()

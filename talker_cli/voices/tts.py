@@ -84,10 +84,11 @@ def _with_alignment(model: Path) -> bytes | Path | None:
     return graph.SerializeToString()
 
 
-def aligned_voice(model: Path) -> Path | None:
-    """The voice with Piper's phoneme-alignment output added, made once per voice and kept in
-    talker's cache (patching it in memory on every load, 60 MB through onnx, cost 0.3 s of each TTS
-    stage). None when the cache cannot take it: then it is patched in memory as before."""
+def _aligned_graph(model: Path) -> Path | bytes | None:
+    """The voice with Piper's phoneme-alignment output added: the copy kept in talker's cache (made
+    once per voice: patching it in memory on every load, 60 MB through onnx, cost 0.3 s of each TTS
+    stage), or the patched graph itself when the cache cannot take it; the voice itself when it has
+    that output already; None without the onnx package."""
     from ..offline import cache_root, keep_in_cache
     from ..stamps import verified
 
@@ -98,9 +99,16 @@ def aligned_voice(model: Path) -> Path | None:
     if not isinstance(patched, bytes):
         return patched
     kept = keep_in_cache(target, patched)
-    if kept:
-        _drop_stale_copies(target, model.stem)
+    if not kept:
+        return patched
+    _drop_stale_copies(target, model.stem)
     return kept
+
+
+def aligned_voice(model: Path) -> Path | None:
+    """The voice's patched copy in talker's cache (_aligned_graph); None when the cache cannot take it."""
+    graph = _aligned_graph(model)
+    return None if isinstance(graph, bytes) else graph
 
 
 def _drop_stale_copies(kept: Path, stem: str) -> None:
@@ -174,7 +182,7 @@ class PiperTts:
             from piper.config import PiperConfig
         except ImportError:
             raise ModelMissingError("piper-tts is not installed; run: pip install piper-tts onnx") from None
-        graph = aligned_voice(model) or _with_alignment(model) or model  # patched in memory when not kept
+        graph = _aligned_graph(model) or model  # without onnx, Piper's phone timings are not there
         self.voice = PiperVoice(config=PiperConfig.from_dict(self.voice_config()), session=cpu_session(graph))
 
     def synthesize(self, text: str) -> Speech:
