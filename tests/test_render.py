@@ -8,7 +8,7 @@ import pytest
 from talker_cli.artifacts import BlendshapeTrack
 from talker_cli.face.blendshapes import INDEX, NAMES, VISEME_POSES
 from talker_cli.config import RenderConfig
-from talker_cli.face.rig import BASIS, LOWER_INNER, UPPER_CUT, UPPER_INNER, build_rig, mouth_basis, mouth_frame
+from talker_cli.face.rig import BASIS, LOWER_CUT, LOWER_INNER, UPPER_CUT, UPPER_INNER, build_rig, mouth_basis, mouth_frame
 from talker_cli.photo import load_photo, video_size
 from talker_cli.face.frames import FrameRenderer
 
@@ -143,6 +143,30 @@ def test_the_lips_part_to_a_point_at_each_corner_wherever_the_middle_of_the_lips
     u = rig.frame.to_uv(landmarks[UPPER_CUT])[0]  # where each of the edges' points lay in the photo
     near = (1 - np.abs(u)) < 0.15  # the corners and FaceMesh's inner corners (78, 308) beside them
     assert near.sum() >= 4 and np.all(gap[near] < 0.1 * gap.max()), (u[near], gap[near], gap.max())
+
+
+def test_each_lip_moves_whole_nearer_the_corners_than_the_jaws_parting(photo):
+    """The lips' own motion (the lower one rolled down, the upper raised) comes in over the last eighth
+    of the half width, the jaw's parting over the last quarter: tapered as far, the lips shrank towards
+    the corners and filmed speakers' narrow openings were drawn smaller (bench/mouth.py's range)."""
+    rig = build_rig(photo.landmarks_px.astype(float), photo.image_rgb.shape[1::-1])
+    u = rig.frame.to_uv(photo.landmarks_px[UPPER_CUT].astype(float))[0]
+    beside = np.abs(u) == np.sort(np.abs(u))[-3]  # the inner lips' points next to the corners
+    unshaped = np.clip(1 - u * u, 0, 1) ** 0.7  # the lips' profile before either taper
+
+    def gap(**shapes):
+        weights = np.zeros(len(BASIS), np.float32)
+        for name, pixels in shapes.items():
+            weights[BASIS.index(name)] = pixels
+        upper, lower = rig.opening(weights, from_lips=True)
+        opened = (lower - upper) @ rig.frame.ey - (rig.landmarks[LOWER_CUT] - rig.landmarks[UPPER_CUT]) @ rig.frame.ey
+        return opened / opened.max()
+
+    assert 0.85 < np.abs(u[beside]).min() < 0.95, u
+    own = gap(lowerDown=10.0, upperUp=10.0)
+    parting = gap(lipgap=10.0, chin=10.0)
+    assert np.all(own[beside] > 0.35 * unshaped[beside]), (u[beside], own[beside], unshaped[beside])
+    assert np.all(parting[beside] < 0.25 * unshaped[beside]), (u[beside], parting[beside])
 
 
 @pytest.mark.parametrize("talking_width", [0.60, 0.80])

@@ -127,6 +127,7 @@ CORNERS_IN = 0.12  # pixels each corner moves in per pixel the lower lip drops a
 JAW_REACH = 0.58
 CHEEK_SPREAD = 1.0  # half widths
 CORNER_TAPER = 0.25  # half widths from each corner over which the lips' parting comes in
+LIP_TAPER = 0.125  # and each lip's own motion
 # The upper lip rises as a whole: filmed speakers' outer edge (the cupid's bow) rises 0.8-1.1 times as
 # far as the inner edge on natural speech (0.2-0.5 on GRID s1), so the lip moves whole up to UPPER_WHOLE
 # of its thickness above the seam and the skin above takes up the motion by UPPER_FADE. (0.8 and 2.0
@@ -150,6 +151,11 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     # alone the opening rose from nothing to a fifth of its middle within 0.05 half widths of a corner,
     # and with the corners drawn in (CORNERS_IN) a wide opening ended in a wall of cavity beside them.
     g_part = g_lip * _smoothstep(0.0, CORNER_TAPER, 1 - np.abs(u))
+    # Each lip's own motion (rolled down, raised, flared) comes in nearer the corner than the jaw's
+    # parting: tapered as far, the lips shrank towards the corners and GRID s1's narrow openings read
+    # smaller (bench/mouth.py's range); not tapered at all, a smile's upper lip lifted off its teeth
+    # beside the corners, where the parting beneath had not opened them, and left a hole.
+    g_own = g_lip * _smoothstep(0.0, LIP_TAPER, 1 - np.abs(u))
     g_jaw = np.exp(-((u * W / (JAW_REACH * frame.eye_px)) ** 2))
     # Beyond the corners no lips part: the cheek stretches between skull and jaw, over a band across
     # the seam that widens away from the mouth (a sharp step there reads as a tear); towards the
@@ -185,10 +191,10 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
         "lipgap": along(-CORNERS_IN * u * near_mouth, g_part * (1 - into_chin) * neck_fade * below),
         "chin": along(zero, g_jaw * into_chin * neck_fade * jaw_side),
         "close": along(zero, g_lip * 0.5 * frame.rest_gap_px * (upper_closing - lower_closing)),
-        "lowerDown": along(zero, g_part * lower_lip),
-        "upperUp": along(zero, -g_part * upper_lip),
+        "lowerDown": along(zero, g_own * lower_lip),
+        "upperUp": along(zero, -g_own * upper_lip),
         "funnel": along(-0.12 * W * u * near_mouth, zero),  # the corners drawn in
-        "funnelOpen": along(zero, np.sqrt(g_part) * (0.6 * lower_lip - 0.4 * upper_lip)),  # the lips flared apart
+        "funnelOpen": along(zero, np.sqrt(g_own) * (0.6 * lower_lip - 0.4 * upper_lip)),  # the lips flared apart
         "pucker": along(-0.28 * W * u * near_mouth, zero),
     }
     for name, sign in (("Left", 1.0), ("Right", -1.0)):  # subject's left is the image's right
