@@ -28,6 +28,7 @@ from .rig import BASIS, LEFT_CORNER, LOWER_CUT, RIGHT_CORNER, UPPER_CUT, MouthFr
 
 FIELD_STEP = 2
 QUERY_STEP = 3  # each lip's inverse map is found on every third pixel, the offsets interpolated between
+X_STEPS, X_TOLERANCE = 6, 0.4  # steps more across, for the pixels the first step misses by more (px)
 JUMP_PX = 1.0  # ... except where two nodes' offsets differ by more than this: there at every pixel
 READ_ROW = 4096  # points read per row of a map (OpenCV's maps are under 32767 wide)
 FAR = 1e4  # pixels: a signed distance that means "wholly on this side"
@@ -168,8 +169,11 @@ def _read_at(plane: np.ndarray, x: np.ndarray, y: np.ndarray, cv2) -> np.ndarray
     hold fewer than 32767 columns, and a large photo's mouth asks more points than that: they are
     read in rows of READ_ROW."""
     count = len(x)
-    rows = max(1, -(-count // READ_ROW))
-    shaped = lambda values: np.resize(values.astype(np.float32), rows * READ_ROW).reshape(rows, READ_ROW)  # noqa: E731
+    if count == 0:
+        return np.zeros(0, np.float32)
+    width = min(count, READ_ROW)
+    rows = -(-count // width)
+    shaped = lambda values: np.pad(values.astype(np.float32), (0, rows * width - count)).reshape(rows, width)  # noqa: E731
     return cv2.remap(plane, shaped(x), shaped(y), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).ravel()[:count]
 
 
@@ -177,18 +181,39 @@ def _inverse_at(field: np.ndarray, cx: np.ndarray, cy: np.ndarray, origin: tuple
     """For each lip (upper, lower), the photo points q whose forward map q -> q + field(q) lands on the
     points (cx, cy), given in nearly column order. Down the face, where the lips stretch into the chin
     many times over (no fixed-point step settles there), each column of the field is inverted exactly;
-    across, the lips move little and smoothly, and a fixed-point step finds the column."""
+    across, the lips move less and smoothly: a fixed-point step finds the column, secant steps after it
+    where it missed."""
     x0, y0 = origin
     width = field.shape[1] // 2
     rows_y = y0 + FIELD_STEP * np.arange(field.shape[0], dtype=np.float32)
     found = []
     for half in (field[:, :width], field[:, width:]):
         columns = _Columns(half[..., 1], rows_y)
+        across = np.ascontiguousarray(half[..., 0])
         column = np.maximum((cx - x0) / FIELD_STEP, 0.0)
         qy = columns.row_to(cy, column, between=False)  # near enough to read how far the column moves
-        dx = _read_at(np.ascontiguousarray(half[..., 0]), column, (qy - y0) / FIELD_STEP, cv2)
-        qx = cx - dx
-        found.append((qx, columns.row_to(cy, np.maximum((qx - x0) / FIELD_STEP, 0.0))))
+        qx = cx - _read_at(across, column, (qy - y0) / FIELD_STEP, cv2)
+        qy = columns.row_to(cy, np.maximum((qx - x0) / FIELD_STEP, 0.0))
+        # Beside a wide opening's corners the motion across changes fast down the stretched lower lip,
+        # and that first step lands pixels off (4.7 px on a 1024 px face: islands of lip in the
+        # opening, a corner's edge in steps). There, secant steps on qx + dx(qx) = cx (from the column
+        # itself, where the miss was dx there) until each lands within X_TOLERANCE.
+        todo = np.arange(len(cx))
+        last_q, last_miss = cx.astype(np.float64), qx - cx  # at the column itself it missed by -dx there
+        for _ in range(X_STEPS):
+            q = qx[todo]
+            miss = cx[todo] - q - _read_at(across, np.maximum((q - x0) / FIELD_STEP, 0.0), (qy[todo] - y0) / FIELD_STEP, cv2)
+            far = np.abs(miss) > X_TOLERANCE
+            todo, q, miss = todo[far], q[far], miss[far]
+            if not len(todo):
+                break
+            # the slope of the miss along q (-(1 + d dx/dq)); where it is flat or turned, half the miss
+            slope = (miss - last_miss[todo]) / np.where(np.abs(q - last_q[todo]) > 1e-3, q - last_q[todo], np.nan)
+            step = np.where(np.isfinite(slope) & (slope < -0.2), -miss / slope, 0.5 * miss)
+            last_q[todo], last_miss[todo] = q, miss
+            qx[todo] = q + np.clip(step, -2 * np.abs(miss), 2 * np.abs(miss))
+            qy[todo] = columns.row_to(cy[todo], np.maximum((qx[todo] - x0) / FIELD_STEP, 0.0))
+        found.append((qx, qy))
     return found
 
 
