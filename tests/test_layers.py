@@ -260,9 +260,39 @@ def test_a_blink_draws_the_lid_without_folding_it_on_small_and_large_eyes(tmp_pa
     for path in (face_photo, tmp_path / "large-eyes.png"):
         rig = FrameRenderer(load_photo(path, RenderConfig())).rig
         for name in ("blinkLeft", "blinkRight"):
-            down = rig.fields[BASIS.index(name)][..., 1]
-            assert down.max() > 3.0  # the lid slides
-            assert np.diff(down, axis=0).max() < 1.0, (path.name, name)
+            for blink in (0.3, 0.6, 1.0):
+                weights = np.zeros(len(BASIS), np.float32)
+                weights[BASIS.index(name)] = blink
+                down = rig.displacement(weights)[..., 1]
+                assert down.max() > 3.0 * blink  # the lid slides
+                assert np.diff(down, axis=0).max() < 1.0, (path.name, name, blink)
+
+
+def test_half_a_blink_covers_the_top_of_the_eye_and_leaves_the_rest_where_it_was(tmp_path, face_photo):
+    """A lid closing covers the eye: below its edge the eye is as it was, its iris and pupil whole (a
+    field that moved the eye down with the lid squeezed the iris into a slit, and left the catchlight
+    at the meeting line of a shut eye); above it the lashes have come down."""
+    from PIL import Image
+
+    from blink_sheet import taller_eyes
+
+    image = Image.fromarray(taller_eyes(np.asarray(Image.open(face_photo).convert("RGB")), 1.7))
+    image.resize((2 * image.width, 2 * image.height), Image.LANCZOS).save(tmp_path / "large-eyes.png")
+    photo = load_photo(tmp_path / "large-eyes.png", RenderConfig())
+    renderer = FrameRenderer(photo)
+    weights = np.zeros((1, len(NAMES)), np.float32)
+    weights[0, INDEX["eyeBlinkLeft"]] = weights[0, INDEX["eyeBlinkRight"]] = 0.5
+    half = renderer.render(BlendshapeTrack(25, NAMES, weights), 0).astype(float)
+    rest = photo.image_rgb.astype(float)
+    lm = photo.landmarks_px
+    for upper, lower in ((159, 145), (386, 374)):
+        gap = lm[lower][1] - lm[upper][1]
+        x = int(round(lm[upper][0]))
+        covered = int(round(lm[upper][1] + 0.15 * gap))  # under the lid's edge, a third of its slide down
+        seen = slice(int(np.ceil(lm[upper][1] + 0.45 * gap)), int(np.floor(lm[lower][1] - 0.15 * gap)))
+        assert seen.stop - seen.start >= 3  # the test's premise: rows of the eye the lid leaves open
+        assert np.abs(half[seen, x - 2:x + 3] - rest[seen, x - 2:x + 3]).max() < 2, (upper, seen)
+        assert np.abs(half[covered, x - 2:x + 3] - rest[covered, x - 2:x + 3]).mean() > 10, upper
 
 
 def test_the_lashes_are_read_from_the_photo_as_the_dark_line_above_each_lid(face_photo):

@@ -13,6 +13,8 @@ from functools import cached_property
 
 import numpy as np
 
+from .lids import Lids
+
 # FaceMesh indices, left to right in the image.
 UPPER_INNER = [78, 191, 80, 81, 82, 13, 312, 311, 310, 415, 308]
 LOWER_INNER = [78, 95, 88, 178, 87, 14, 317, 402, 318, 324, 308]
@@ -44,6 +46,7 @@ BASIS = (
     "browDown", "browOuterUp", "eyeWide", "squint", "frown",
 )
 
+BLINKS = np.isin(BASIS, ("blinkLeft", "blinkRight"))  # drawn by the lids (face/lids.py), not by fields
 MOUTH_SHAPES = np.array([BASIS.index(name) for name in (
     "lipgap", "chin", "close", "lowerDown", "upperUp", "funnel", "funnelOpen", "pucker", "smileLeft",
     "smileRight", "stretchLeft", "stretchRight", "frown")])
@@ -223,11 +226,13 @@ def eye_axes(landmarks: np.ndarray, idx: dict[str, int]) -> tuple[np.ndarray, np
     return 0.5 * (outer + inner), ex, (-ey if ey[1] < 0 else ey), float(np.linalg.norm(inner - outer) / 2)
 
 
-def eye_basis(landmarks: np.ndarray, points: np.ndarray, lashes: dict[str, float] | None = None) -> dict[str, np.ndarray]:
-    """Blinks (upper lid slides down over the eye), the brows (inner raise, lowering, outer raise),
-    wide eyes and squinting lower lids with the cheek pushed up. lashes: how far each upper lid's
-    lashes reach above its edge (eyes.lash_bands), LASH_BAND where not given."""
+def eye_basis(landmarks: np.ndarray, points: np.ndarray,
+              lashes: dict[str, float] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Lids]]:
+    """The brows (inner raise, lowering, outer raise), wide eyes and squinting lower lids with the cheek
+    pushed up, as fields; and each eye's lids, which a blink closes (face/lids.py). lashes: how far
+    each upper lid's lashes reach above its edge (eyes.lash_bands), LASH_BAND where not given."""
     fields = {name: np.zeros((len(points), 2)) for name in ("brow", "browDown", "browOuterUp", "eyeWide", "squint")}
+    closing = {}
     for name, idx in EYES.items():
         centre, ex, ey, half = eye_axes(landmarks, idx)
         rel = points - centre
@@ -247,12 +252,12 @@ def eye_basis(landmarks: np.ndarray, points: np.ndarray, lashes: dict[str, float
         gap = np.maximum(lid_bottom - lid_top, 0.15 * profile)
         # The lids meet two thirds of the way down: the upper one slides down over the eye, the lower
         # one rises a little, each stopping at the meeting line, where a closed eye has its lashes. The
-        # upper lid is drawn as a lid: its lashes (LASH_BAND above its edge) move down whole to the
-        # meeting line, and the skin above them, from an anchor down to the lashes, stretches to
-        # follow, every row below the last (a band that slid as one folded over itself: the lid's
-        # crease drew a second eye in the lid, and the lashes a zigzag). The anchor stops short of the
-        # brow (LID_BAND of the way up to its lower edge): on large eyes a band sized by the slide alone
-        # reached the brow and dragged it down into the eye.
+        # upper lid is drawn as a lid: its lashes (LASH_BAND above its edge) move down whole, and the
+        # skin above them, from an anchor down to the lashes, stretches to follow, every row below the
+        # last (a band that slid as one folded over itself: the lid's crease drew a second eye in the
+        # lid, and the lashes a zigzag). The anchor stops short of the brow (LID_BAND of the way up to
+        # its lower edge): on large eyes a band sized by the slide alone reached the brow and dragged
+        # it down into the eye.
         meet = lid_top + 0.65 * gap
         upper_slide = 0.65 * gap
         lower_slide = 0.35 * gap
@@ -260,12 +265,12 @@ def eye_basis(landmarks: np.ndarray, points: np.ndarray, lashes: dict[str, float
         band = np.minimum(LID_SHARE * upper_slide + 0.03, LID_BAND * max(upper - brow_low, 0.1) * profile + 0.03)
         lash = max((lashes or {}).get(name, LASH_BAND), 1.5 / half)
         anchor = lid_top - np.maximum(band, lash + 0.06)  # some skin above the lashes, even at the corners
-        # the skin above the lashes, [anchor, lid_top - lash], drawn over [anchor, meet - lash]
-        keep = np.clip((lid_top - lash - anchor) / np.maximum(meet - lash - anchor, 1e-6), 0.0, 1.0)
-        stretched = np.clip(v - anchor, 0.0, None) * (1 - keep) / np.maximum(upper_slide, 1e-6)
-        down = np.minimum(stretched, 1.0) * (1 - _smoothstep(meet, meet + 0.03, v))
-        up = _smoothstep(meet - 0.03, meet, v) * (1 - _smoothstep(lid_bottom, lid_bottom + 1.5 * lower_slide + 0.03, v))
-        fields[f"blink{name}"] = np.outer((upper_slide * down - lower_slide * up) * half, ey)
+        below_fade = _smoothstep(lid_bottom, lid_bottom + 1.5 * lower_slide + 0.03, v)
+        moves = np.flatnonzero((upper_slide > 0) & (v > anchor) & (below_fade < 1))
+        closing[name] = Lids(points=moves, v=v[moves], lid_top=lid_top[moves], lid_bottom=lid_bottom[moves],
+                             upper_slide=upper_slide[moves], lower_slide=lower_slide[moves], lash=lash,
+                             anchor=anchor[moves], below_fade=below_fade[moves], half_px=half, ey=ey)
+        up = _smoothstep(meet - 0.03, meet, v) * (1 - below_fade)  # the lower lid, pushed up by a squint
         lifted = _smoothstep(lid_top - band, lid_top, v) * (1 - _smoothstep(meet, meet + 0.03, v))  # wide eyes' lid
         fields["eyeWide"] = fields["eyeWide"] - np.outer(0.45 * upper_slide * lifted * half, ey)
         below = np.exp(-(u * u + ((v - lid_bottom - 0.7) / 0.6) ** 2))  # the cheek under the eye
@@ -279,7 +284,7 @@ def eye_basis(landmarks: np.ndarray, points: np.ndarray, lashes: dict[str, float
         inner_mid = np.maximum(bump("brow", 1.0), bump("brow_mid", 1.0))
         fields["browDown"] = fields["browDown"] + np.outer(0.32 * half * inner_mid, ey) + np.outer(0.1 * half * bump("brow", 1.0), ex)
         fields["browOuterUp"] = fields["browOuterUp"] - np.outer(0.3 * half * bump("brow_outer", 1.1), ey)
-    return fields
+    return fields, closing
 
 
 def weighted_fields(weights: np.ndarray, fields: np.ndarray) -> np.ndarray:
@@ -302,10 +307,18 @@ class FaceRig:
     frame: MouthFrame
     landmarks: np.ndarray
     roi: tuple[int, int, int, int]  # x0, y0, x1, y1 of the region the fields cover
-    fields: np.ndarray  # len(BASIS) x roi_h x roi_w x 2, float32 pixels per unit weight
+    fields: np.ndarray  # len(BASIS) x roi_h x roi_w x 2, float32 pixels per unit weight (none for blinks)
+    lids: dict[str, Lids]  # each eye's, by blink shape ("blinkLeft", "blinkRight")
 
     def displacement(self, basis_weights: np.ndarray) -> np.ndarray:
-        return weighted_fields(basis_weights, self.fields)
+        blinks = {name: float(basis_weights[BASIS.index(name)]) for name in self.lids}
+        total = weighted_fields(np.where(BLINKS, 0.0, basis_weights), self.fields)
+        flat = total.reshape(-1, 2)
+        for name, weight in blinks.items():
+            if weight > 0:
+                lids = self.lids[name]
+                flat[lids.points] += lids.displacement(weight).astype(np.float32)
+        return total
 
     def opening(self, basis_weights: np.ndarray, from_lips: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Upper and lower edges of the open mouth, left to right, where the interior is painted.
@@ -349,6 +362,9 @@ def build_rig(landmarks: np.ndarray, image_size: tuple[int, int], split: float =
     ys, xs = np.mgrid[y0:y1, x0:x1]
     points = np.stack([xs.ravel(), ys.ravel()], axis=1).astype(np.float64)
     frame = mouth_frame(landmarks, split)
-    named = mouth_basis(frame, points) | eye_basis(landmarks, points, lashes)
-    fields = np.stack([named[name].reshape(y1 - y0, x1 - x0, 2) for name in BASIS]).astype(np.float32)
-    return FaceRig(frame=frame, landmarks=landmarks, roi=(int(x0), int(y0), int(x1), int(y1)), fields=fields)
+    eyes, lids = eye_basis(landmarks, points, lashes)
+    named = mouth_basis(frame, points) | eyes
+    none = np.zeros((y1 - y0, x1 - x0, 2))
+    fields = np.stack([named[name].reshape(y1 - y0, x1 - x0, 2) if name in named else none for name in BASIS]).astype(np.float32)
+    return FaceRig(frame=frame, landmarks=landmarks, roi=(int(x0), int(y0), int(x1), int(y1)), fields=fields,
+                   lids={f"blink{name}": closing for name, closing in lids.items()})
