@@ -475,3 +475,35 @@ def test_each_lips_pixels_come_from_where_its_motion_brings_them_at_a_shout(tmp_
                           cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         miss = np.abs(qx[:, found] + moved - px)
         assert miss.max() < 0.5, (lip, float(miss.max()), int((miss > 0.5).sum()))
+
+
+def test_a_lids_edge_is_drawn_as_finely_as_a_photo_four_times_larger_draws_it(face_photo, monkeypatch):
+    """A pixel the lid's edge crosses mixes the lid and the eye by how much of it each covers: half a
+    blink drawn on the photo comes closer to the same blink drawn four times larger and shrunk back
+    than the edge drawn by one surface alone, a staircase along the lashes."""
+    import cv2
+    from PIL import Image
+
+    from blink_sheet import taller_eyes
+    from talker_cli.face import rig
+
+    image = taller_eyes(np.asarray(Image.open(face_photo).convert("RGB")), 1.7)
+    photo = load_photo(face_photo, RenderConfig())
+    photo = replace(photo, image_rgb=cv2.resize(image, photo.image_rgb.shape[1::-1], interpolation=cv2.INTER_AREA))
+    large = replace(photo, image_rgb=cv2.resize(photo.image_rgb, None, fx=4, fy=4, interpolation=cv2.INTER_CUBIC),
+                    landmarks_px=photo.landmarks_px * 4 + 1.5)
+    weights = np.zeros((1, len(NAMES)), np.float32)
+    weights[0, INDEX["eyeBlinkLeft"]] = weights[0, INDEX["eyeBlinkRight"]] = 0.5
+    track = BlendshapeTrack(25, NAMES, weights)
+    size = photo.image_rgb.shape[1::-1]
+    reference = cv2.resize(FrameRenderer(large).render(track, 0), size, interpolation=cv2.INTER_AREA).astype(float)
+    blended = FrameRenderer(photo).render(track, 0).astype(float)
+    monkeypatch.setattr(rig.FaceRig, "lid_edges", lambda self, weights: [])
+    stepped = FrameRenderer(photo).render(track, 0).astype(float)
+    lm = photo.landmarks_px
+    for outer, inner, upper, lower in ((33, 133, 159, 145), (263, 362, 386, 374)):
+        x0, x1 = sorted((int(lm[outer][0]), int(lm[inner][0])))
+        y = int(round((lm[upper][1] + lm[lower][1]) / 2))
+        eye = (slice(y - 12, y + 12), slice(x0, x1))
+        error = lambda drawn: float(np.abs(drawn[eye] - reference[eye]).mean())  # noqa: E731
+        assert error(blended) < 0.93 * error(stepped), (upper, error(blended), error(stepped))

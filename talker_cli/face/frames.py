@@ -267,6 +267,20 @@ class FrameRenderer:
         # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
         self.scale = replace(self.scale, curve=curve or calibrate(self._drawn_open, read_mouth_openings))
 
+    def _blend_lid_edge(self, frame: np.ndarray, map_x: np.ndarray, map_y: np.ndarray, shift: np.ndarray,
+                        points: np.ndarray, shifts: np.ndarray, cover: np.ndarray) -> None:
+        """The pixels a lid's edge crosses, each the mix of the surfaces that share it (upper lid, eye,
+        lower lid) by how much of it each covers, read from where each surface's motion takes it."""
+        rows, cols = np.unravel_index(points, shift.shape[:2])
+        rows, cols = rows + self.roi_in_box[0].start, cols + self.roi_in_box[1].start
+        still_x = map_x[rows, cols] + shift.reshape(-1, 2)[points, 0]  # the point before the face moved
+        still_y = map_y[rows, cols] + shift.reshape(-1, 2)[points, 1]
+        colours = self.cv2.remap(self.photo.image_rgb, (still_x - shifts[..., 0]).astype(np.float32),
+                                 (still_y - shifts[..., 1]).astype(np.float32), self.cv2.INTER_LINEAR,
+                                 borderMode=self.cv2.BORDER_REFLECT)
+        x0, y0 = self.box[:2]
+        frame[rows + y0, cols + x0] = np.clip((cover[..., None] * colours).sum(axis=0) + 0.5, 0, 255).astype(np.uint8)
+
     def _drawn_open(self, opening: float) -> np.ndarray:
         """The still face with its lips drawn `opening` eye distances apart by the jaw."""
         weights = np.zeros((1, len(NAMES)), dtype=np.float32)
@@ -310,6 +324,8 @@ class FrameRenderer:
         x0, y0, x1, y1 = self.box
         frame[y0:y1, x0:x1] = cv2.remap(self.photo.image_rgb, map_x, map_y, cv2.INTER_LINEAR,
                                         borderMode=cv2.BORDER_REFLECT)
+        for points, shifts, cover in self.rig.lid_edges(weights):
+            self._blend_lid_edge(frame, map_x, map_y, shift, points, shifts, cover)
         if self.meeting is not None and weights[CLOSE] * self.rig.frame.rest_gap_px > 1.0:
             _smooth_meeting(frame[y0:y1, x0:x1], self.meeting)
         hole = None

@@ -320,6 +320,18 @@ class FaceRig:
                 flat[lids.points] += lids.displacement(weight).astype(np.float32)
         return total
 
+    def lid_edges(self, basis_weights: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """For each closing eye, the region's points (flat indices) its lids' edges cross, with each
+        surface's motion there and its share of the pixel (Lids.edge_pixels)."""
+        edges = []
+        for name, lids in self.lids.items():
+            weight = float(basis_weights[BASIS.index(name)])
+            if weight > 0:
+                crossed, shifts, cover = lids.edge_pixels(weight)
+                if len(crossed):
+                    edges.append((lids.points[crossed], shifts.astype(np.float32), cover.astype(np.float32)))
+        return edges
+
     def opening(self, basis_weights: np.ndarray, from_lips: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Upper and lower edges of the open mouth, left to right, where the interior is painted.
 
