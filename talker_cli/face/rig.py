@@ -3,7 +3,8 @@
 Geometry comes from the 478 FaceMesh landmarks. Each blendshape is a smooth analytic displacement
 in the mouth's (or an eye's) own frame, u along the lips and v down across them, in units of the
 mouth's half width. The lower face moves below the lip seam only, so the lips part where the real
-mouth would. Fields are linear in the weights and precomputed once over the face region.
+mouth would. Fields are linear in the weights and precomputed once over the face region; a blink's
+lids are not (face/lids.py), and are drawn each frame from their geometry.
 """
 
 from __future__ import annotations
