@@ -311,26 +311,26 @@ class FaceRig:
     fields: np.ndarray  # len(BASIS) x roi_h x roi_w x 2, float32 pixels per unit weight (none for blinks)
     lids: dict[str, Lids]  # each eye's, by blink shape ("blinkLeft", "blinkRight")
 
+    def _closing(self, basis_weights: np.ndarray) -> list[tuple[Lids, float]]:
+        """Each eye's lids with its blink weight, for the eyes that are closing."""
+        weights = ((lids, float(basis_weights[BASIS.index(name)])) for name, lids in self.lids.items())
+        return [(lids, weight) for lids, weight in weights if weight > 0]
+
     def displacement(self, basis_weights: np.ndarray) -> np.ndarray:
-        blinks = {name: float(basis_weights[BASIS.index(name)]) for name in self.lids}
         total = weighted_fields(np.where(BLINKS, 0.0, basis_weights), self.fields)
         flat = total.reshape(-1, 2)
-        for name, weight in blinks.items():
-            if weight > 0:
-                lids = self.lids[name]
-                flat[lids.points] += lids.displacement(weight).astype(np.float32)
+        for lids, weight in self._closing(basis_weights):
+            flat[lids.points] += lids.displacement(weight).astype(np.float32)
         return total
 
     def lid_edges(self, basis_weights: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """For each closing eye, the region's points (flat indices) its lids' edges cross, with each
         surface's motion there and its share of the pixel (Lids.edge_pixels)."""
         edges = []
-        for name, lids in self.lids.items():
-            weight = float(basis_weights[BASIS.index(name)])
-            if weight > 0:
-                crossed, shifts, cover = lids.edge_pixels(weight)
-                if len(crossed):
-                    edges.append((lids.points[crossed], shifts.astype(np.float32), cover.astype(np.float32)))
+        for lids, weight in self._closing(basis_weights):
+            crossed, shifts, cover = lids.edge_pixels(weight)
+            if len(crossed):
+                edges.append((lids.points[crossed], shifts.astype(np.float32), cover.astype(np.float32)))
         return edges
 
     def opening(self, basis_weights: np.ndarray, from_lips: bool = False) -> tuple[np.ndarray, np.ndarray]:
