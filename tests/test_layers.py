@@ -295,6 +295,44 @@ def test_half_a_blink_covers_the_top_of_the_eye_and_leaves_the_rest_where_it_was
         assert np.abs(half[covered, x - 2:x + 3] - rest[covered, x - 2:x + 3]).mean() > 10, upper
 
 
+def test_a_shut_lids_stretched_skin_is_not_drawn_as_streaks(tmp_path, face_photo):
+    """A shut lid's skin is the band above its lashes stretched several times its height: drawn as it
+    was, every lash tip, wrinkle and crack in it became a vertical streak down the lid (a bearded
+    man's long lashes, Grace Hopper's wrinkles, the Mona Lisa's cracks). The sample's upper lids here
+    carry fine vertical stripes, as wrinkled skin and long lashes do: on the shut lid, neighbouring
+    columns of the stretched skin differ by under half as much as the photo's striped columns."""
+    from PIL import Image
+
+    from talker_cli.face.rig import BASIS
+
+    image = np.asarray(Image.open(face_photo).convert("RGB")).astype(float)
+    lm = load_photo(face_photo, RenderConfig()).landmarks_px
+    stripes = np.where((np.arange(image.shape[1]) // 2) % 2 == 0, 25.0, -25.0)
+    striped = np.zeros(image.shape[:2], bool)
+    for outer, inner, top, brow_low in ((33, 133, 159, 52), (263, 362, 386, 282)):
+        (x0, x1), y1 = sorted((int(lm[outer][0]), int(lm[inner][0]))), int(lm[top][1]) + 1
+        striped[int(lm[brow_low][1]) + 2:y1, x0:x1] = True
+    image[striped] += np.broadcast_to(stripes, image.shape[:2])[striped][:, None]
+    Image.fromarray(image.clip(0, 255).astype(np.uint8)).save(tmp_path / "striped-lids.png")
+    photo = load_photo(tmp_path / "striped-lids.png", RenderConfig())
+    renderer = FrameRenderer(photo)
+    rest, shut = (frame @ np.array([0.299, 0.587, 0.114]) for frame in _open_and_shut(photo))
+    weights = np.zeros(len(BASIS), np.float32)
+    weights[BASIS.index("blinkLeft")] = weights[BASIS.index("blinkRight")] = 1.0
+    x0, y0, x1, _ = renderer.rig.roi
+    stretched = np.zeros_like(striped)
+    for _, points, share in renderer.rig.lid_skin(weights):
+        rows, cols = np.unravel_index(points[share > 0.99], (renderer.rig.roi[3] - y0, x1 - x0))
+        stretched[rows + y0, cols + x0] = True
+    assert stretched.sum() > 50  # the test's premise: both lids stretch well past their height
+
+    def across(luminance: np.ndarray, where: np.ndarray) -> float:
+        both = where[:, :-1] & where[:, 1:]
+        return float(np.abs(np.diff(luminance, axis=1))[both].mean())
+
+    assert across(shut, stretched) < 0.5 * across(rest, striped)
+
+
 def test_the_lashes_are_read_from_the_photo_as_the_dark_line_above_each_lid(face_photo):
     """How far each upper lid's lashes reach above FaceMesh's contour is read from the photo: a dark
     band one or two pixels tall over plain skin reads one or two pixels (in half eye widths), and a

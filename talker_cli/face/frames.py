@@ -16,6 +16,7 @@ from .blendshapes import FUNNEL_OPENING, INDEX, JAW_OPENING, LOWER_LIP_DROP, NAM
 from .calibration import AS_DRAWN, OpeningCurve, calibrate
 from .eyes import lash_bands
 from .layers import build_layers, draw_lips
+from .lids import Lids
 from .painter import SEAM_OPEN, TEETH_SPLIT, MouthPainter, read_mouth
 from .rig import BASIS, LEFT_CORNER, MOUTH_SHAPES, RIGHT_CORNER, MouthFrame, build_rig, mouth_basis, mouth_frame
 
@@ -229,6 +230,7 @@ class FrameRenderer:
         # for the cores (bench/render.py: drawing and encoding about 20% faster at 60 s on 2 cores).
         cv2.setNumThreads(1)
         self.photo = photo
+        self._lid_smooth: dict[int, tuple[np.ndarray, tuple[int, int]]] = {}  # by eye, at its first blink
         height, width = photo.image_rgb.shape[:2]
         look = read_mouth(photo.image_rgb, photo.landmarks_px, mouth_frame(photo.landmarks_px))
         self.rig = build_rig(photo.landmarks_px, (width, height), split=TEETH_SPLIT if look.shows_teeth else 0.5,
@@ -266,6 +268,40 @@ class FrameRenderer:
         self.meeting = _meeting_line(self.rig.frame, self.box) if self.rig.frame.rest_gap_px > 1.0 else None
         # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
         self.scale = replace(self.scale, curve=curve or calibrate(self._drawn_open, read_mouth_openings))
+
+    def _smooth_lid_skin(self, frame: np.ndarray, map_x: np.ndarray, map_y: np.ndarray, lids: Lids,
+                         points: np.ndarray, share: np.ndarray) -> None:
+        """A lid's stretched skin (its points in the rig's region), each pixel mixed by its share with
+        the photo smoothed along the lid, read where the pixel's colour comes from."""
+        rows, cols = np.unravel_index(points, (self.rig.roi[3] - self.rig.roi[1], self.rig.roi[2] - self.rig.roi[0]))
+        rows, cols = rows + self.roi_in_box[0].start, cols + self.roi_in_box[1].start
+        smooth, (sx, sy) = self._along_lid(lids)
+        source_x = (map_x[rows, cols] - sx).astype(np.float32)[None]
+        source_y = (map_y[rows, cols] - sy).astype(np.float32)[None]
+        smoothed = self.cv2.remap(smooth, source_x, source_y, self.cv2.INTER_LINEAR,
+                                  borderMode=self.cv2.BORDER_REPLICATE)[0].astype(np.float32)
+        x0, y0 = self.box[:2]
+        drawn = frame[rows + y0, cols + x0].astype(np.float32)
+        frame[rows + y0, cols + x0] = np.clip(drawn + share[:, None] * (smoothed - drawn) + 0.5, 0, 255).astype(np.uint8)
+
+    def _along_lid(self, lids: Lids) -> tuple[np.ndarray, tuple[int, int]]:
+        """The photo around an eye smoothed along its lid (Lids.along_kernel), and the crop's top-left
+        corner: made at the eye's first blink."""
+        key = id(lids)
+        if key not in self._lid_smooth:
+            cv2 = self.cv2
+            kernel = lids.along_kernel()
+            reach = kernel.shape[0] // 2
+            # The crop: the lid's points in the photo, with room for the kernel and the head's motion.
+            rx0, ry0, rx1, ry1 = self.rig.roi
+            rows, cols = np.unravel_index(lids.points, (ry1 - ry0, rx1 - rx0))
+            margin = reach + int(0.5 * lids.half_px)
+            height, width = self.photo.image_rgb.shape[:2]
+            x0, y0 = max(int(cols.min()) + rx0 - margin, 0), max(int(rows.min()) + ry0 - margin, 0)
+            x1, y1 = min(int(cols.max()) + rx0 + margin + 1, width), min(int(rows.max()) + ry0 + margin + 1, height)
+            crop = np.ascontiguousarray(self.photo.image_rgb[y0:y1, x0:x1])
+            self._lid_smooth[key] = (cv2.filter2D(crop, -1, kernel, borderType=cv2.BORDER_REFLECT), (x0, y0))
+        return self._lid_smooth[key]
 
     def _blend_lid_edge(self, frame: np.ndarray, map_x: np.ndarray, map_y: np.ndarray, shift: np.ndarray,
                         points: np.ndarray, shifts: np.ndarray, cover: np.ndarray) -> None:
@@ -324,6 +360,8 @@ class FrameRenderer:
         x0, y0, x1, y1 = self.box
         frame[y0:y1, x0:x1] = cv2.remap(self.photo.image_rgb, map_x, map_y, cv2.INTER_LINEAR,
                                         borderMode=cv2.BORDER_REFLECT)
+        for lids, points, share in self.rig.lid_skin(weights):
+            self._smooth_lid_skin(frame, map_x, map_y, lids, points, share)
         for points, shifts, cover in self.rig.lid_edges(weights):
             self._blend_lid_edge(frame, map_x, map_y, shift, points, shifts, cover)
         if self.meeting is not None and weights[CLOSE] * self.rig.frame.rest_gap_px > 1.0:

@@ -15,6 +15,20 @@ from dataclasses import dataclass
 import numpy as np
 
 
+# A lid's skin stretched this many times its height is drawn smoothed along the lid: from STRETCH_FROM
+# some of it, from STRETCH_FULL all of it, faded in over SKIN_FADE of the band from its anchor.
+STRETCH_FROM = 1.5
+STRETCH_FULL = 3.0
+SKIN_FADE = 0.35
+# How far the smoothing reaches along the lid (half eye widths, one standard deviation).
+SKIN_SMOOTH = 0.12
+
+
+def _rise(x: np.ndarray) -> np.ndarray:
+    x = np.clip(x, 0.0, 1.0)
+    return x * x * (3 - 2 * x)
+
+
 @dataclass(frozen=True, eq=False)
 class Lids:
     """One eye's lids over the points a blink moves, in the eye's frame: v down across the eye, in half
@@ -47,6 +61,35 @@ class Lids:
         edge, upper, lower_edge, lower = self._surfaces(blink)
         down = np.where(self.v < edge, upper, np.where(self.v >= lower_edge, lower, 0.0))
         return np.outer(down * self.half_px, self.ey)
+
+    def stretched_skin(self, blink: float) -> tuple[np.ndarray, np.ndarray]:
+        """The points (indices into `points`) of the upper lid's skin stretched over the eye, and how much
+        each takes of the skin smoothed along the lid (0 to 1): a band stretched several times its
+        height draws every lash tip, wrinkle and pore in it as a vertical streak, which a shut lid's
+        skin does not show. Nothing until the skin stretches to STRETCH_FROM times its height, all of
+        it from STRETCH_FULL; faded in from the anchor, where the lid's skin meets the still skin."""
+        edge, _, _, _ = self._surfaces(blink)
+        top = edge - self.lash  # where the lashes begin, below the stretched skin
+        span = np.maximum(top - self.anchor, 1e-6)
+        ratio = span / np.maximum(span - float(np.clip(blink, 0.0, 1.0)) * self.upper_slide, 1e-6)
+        place = (self.v - self.anchor) / span
+        weight = np.clip((ratio - STRETCH_FROM) / (STRETCH_FULL - STRETCH_FROM), 0.0, 1.0) * _rise(place / SKIN_FADE)
+        inside = np.flatnonzero((self.v > self.anchor) & (self.v < top) & (weight > 0))
+        return inside, weight[inside]
+
+    def along_kernel(self) -> np.ndarray:
+        """A Gaussian of SKIN_SMOOTH half eye widths along the eye's axis and none across it, as an
+        image filter (square, odd, summing to 1)."""
+        import cv2
+
+        sigma = max(SKIN_SMOOTH * self.half_px, 0.5)
+        reach = int(np.ceil(3 * sigma))
+        line = np.zeros((2 * reach + 1, 2 * reach + 1), np.float32)
+        line[reach] = np.exp(-0.5 * (np.arange(-reach, reach + 1) / sigma) ** 2)
+        angle = float(np.degrees(np.arctan2(self.ey[0], self.ey[1])))  # the eye's axis against the image's rows
+        kernel = cv2.warpAffine(line, cv2.getRotationMatrix2D((reach, reach), angle, 1.0), line.shape[::-1],
+                                flags=cv2.INTER_LINEAR)
+        return kernel / kernel.sum()
 
     def edge_pixels(self, blink: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The points a lid's edge crosses (indices into `points`), where each of the three surfaces

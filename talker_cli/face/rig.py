@@ -333,6 +333,16 @@ class FaceRig:
                 edges.append((lids.points[crossed], shifts.astype(np.float32), cover.astype(np.float32)))
         return edges
 
+    def lid_skin(self, basis_weights: np.ndarray) -> list[tuple[Lids, np.ndarray, np.ndarray]]:
+        """For each closing eye, its lids, the region's points (flat indices) of its upper lid's
+        stretched skin and how much of each is drawn smoothed along the lid (Lids.stretched_skin)."""
+        skins = []
+        for lids, weight in self._closing(basis_weights):
+            inside, share = lids.stretched_skin(weight)
+            if len(inside):
+                skins.append((lids, lids.points[inside], share.astype(np.float32)))
+        return skins
+
     def opening(self, basis_weights: np.ndarray, from_lips: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Upper and lower edges of the open mouth, left to right, where the interior is painted.
 
