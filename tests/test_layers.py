@@ -57,6 +57,21 @@ def test_the_first_frame_is_the_photo_whatever_pose_the_heads_motion_starts_in(c
     assert np.abs(renderer.render(track, 20).astype(int) - photo.image_rgb.astype(int)).mean() > 0.5  # and it moves
 
 
+def test_lips_a_hair_apart_in_the_photo_stay_so_at_rest():
+    """A photo whose lips are shut but a hair apart (GRID s1's bram2n: 0.019 eye distances at the
+    middle, under the 0.03 of a mouth open at rest): at rest the frame is the photo, pixel for pixel
+    (the interior had come in faintly over the hair: 13 levels off on 58 pixels); opened, it opens."""
+    photo = load_photo(DATA / "grid-s1-bram2n-0.png", RenderConfig())
+    renderer = FrameRenderer(photo)
+    assert 0.01 < renderer.rig.frame.rest_gap_px / renderer.rig.frame.eye_px < 0.03  # the test's premise
+    assert renderer.painter.look.open_gap_px == 0.0
+    rest = renderer.render(_jaw(0.0), 0).astype(int)
+    assert np.abs(rest - photo.image_rgb.astype(int)).max() == 0
+    rows, cols = mouth_box(photo)
+    opened = renderer.render(_jaw(0.12), 0).astype(int)
+    assert (np.abs(opened - rest)[rows, cols].max(axis=2) > 30).sum() > 50  # and it opens
+
+
 def test_the_lips_part_along_their_cut_and_the_opening_is_between_them(closed_lips):
     """Drawn forward, the upper lip stays and the lower one drops as a whole: the opening the
     interior fills runs from the upper lip's moved edge to the lower lip's, at the mouth's centre to

@@ -189,7 +189,10 @@ class MouthPainter:
         # (the whole opening; for a photo showing its teeth, the band opened below them, until then
         # its own mouth stretched), and the interior comes in from there. Painted at once, it took
         # over a GRID photo's own teeth and dark, and a smile's lower teeth became a black band.
-        start = max(0.01 * unit, self.look.open_gap_px)
+        # Lips shut but a hair apart in the photo (under 0.03 eye distances, not open at rest) keep
+        # that hair at rest: the interior had come in faintly over it, so the frame at rest was not
+        # the photo.
+        start = max(0.01 * unit, self.look.open_gap_px or self.rig.frame.rest_gap_px)
         if gap <= start:
             return  # closed, or no wider than the photo's own mouth, which shows
         # The photo's dark line between closed lips, or the dark inside of a mouth open at rest, would
