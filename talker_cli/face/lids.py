@@ -6,6 +6,7 @@ the eye down with the lid squeezed the iris into a slit at half a blink and left
 the meeting line of a shut eye). The lower lid rises over the last part of the blink (by the square
 of its weight) to meet the upper one. A lid's position is not linear in the blink's weight, so a blink
 is not a fixed field scaled: each frame's is drawn from the lid's geometry (face/rig.py measures it).
+The skin stretched over the eye is drawn smoothed along the lid, as a shut lid's skin shows no streaks.
 """
 
 from __future__ import annotations
