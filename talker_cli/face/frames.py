@@ -269,12 +269,17 @@ class FrameRenderer:
         # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
         self.scale = replace(self.scale, curve=curve or calibrate(self._drawn_open, read_mouth_openings))
 
+    def _in_box(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows and columns in the drawn box of the rig's points (flat indices into its region)."""
+        rx0, ry0, rx1, ry1 = self.rig.roi
+        rows, cols = np.unravel_index(points, (ry1 - ry0, rx1 - rx0))
+        return rows + self.roi_in_box[0].start, cols + self.roi_in_box[1].start
+
     def _smooth_lid_skin(self, frame: np.ndarray, map_x: np.ndarray, map_y: np.ndarray, lids: Lids,
                          points: np.ndarray, share: np.ndarray) -> None:
         """A lid's stretched skin (its points in the rig's region), each pixel mixed by its share with
         the photo smoothed along the lid, read where the pixel's colour comes from."""
-        rows, cols = np.unravel_index(points, (self.rig.roi[3] - self.rig.roi[1], self.rig.roi[2] - self.rig.roi[0]))
-        rows, cols = rows + self.roi_in_box[0].start, cols + self.roi_in_box[1].start
+        rows, cols = self._in_box(points)
         smooth, (sx, sy) = self._along_lid(lids)
         source_x = (map_x[rows, cols] - sx).astype(np.float32)[None]
         source_y = (map_y[rows, cols] - sy).astype(np.float32)[None]
@@ -293,12 +298,12 @@ class FrameRenderer:
             kernel = lids.along_kernel()
             reach = kernel.shape[0] // 2
             # The crop: the lid's points in the photo, with room for the kernel and the head's motion.
-            rx0, ry0, rx1, ry1 = self.rig.roi
-            rows, cols = np.unravel_index(lids.points, (ry1 - ry0, rx1 - rx0))
+            rows, cols = self._in_box(lids.points)
+            rows, cols = rows + self.box[1], cols + self.box[0]
             margin = reach + int(0.5 * lids.half_px)
             height, width = self.photo.image_rgb.shape[:2]
-            x0, y0 = max(int(cols.min()) + rx0 - margin, 0), max(int(rows.min()) + ry0 - margin, 0)
-            x1, y1 = min(int(cols.max()) + rx0 + margin + 1, width), min(int(rows.max()) + ry0 + margin + 1, height)
+            x0, y0 = max(int(cols.min()) - margin, 0), max(int(rows.min()) - margin, 0)
+            x1, y1 = min(int(cols.max()) + margin + 1, width), min(int(rows.max()) + margin + 1, height)
             crop = np.ascontiguousarray(self.photo.image_rgb[y0:y1, x0:x1])
             self._lid_smooth[key] = (cv2.filter2D(crop, -1, kernel, borderType=cv2.BORDER_REFLECT), (x0, y0))
         return self._lid_smooth[key]
@@ -307,8 +312,7 @@ class FrameRenderer:
                         points: np.ndarray, shifts: np.ndarray, cover: np.ndarray) -> None:
         """The pixels a lid's edge crosses, each the mix of the surfaces that share it (upper lid, eye,
         lower lid) by how much of it each covers, read from where each surface's motion takes it."""
-        rows, cols = np.unravel_index(points, shift.shape[:2])
-        rows, cols = rows + self.roi_in_box[0].start, cols + self.roi_in_box[1].start
+        rows, cols = self._in_box(points)
         still_x = map_x[rows, cols] + shift.reshape(-1, 2)[points, 0]  # the point before the face moved
         still_y = map_y[rows, cols] + shift.reshape(-1, 2)[points, 1]
         colours = self.cv2.remap(self.photo.image_rgb, (still_x - shifts[..., 0]).astype(np.float32),
