@@ -143,6 +143,25 @@ def test_a_photos_own_teeth_open_with_the_mouth_and_are_covered_when_the_lips_cl
     assert np.mean(closed[..., 0] - closed[..., 2]) > np.mean(own[..., 0] - own[..., 2]) + 15  # lips, not teeth
 
 
+def test_the_band_opened_under_a_photos_own_teeth_is_not_those_teeth_again(smiling):
+    """Opened less than its own opening again, a smile's mouth was its photo stretched: the rows just
+    under the jaw's split took the teeth above it, a second copy of the upper row (on a natural
+    speaker's photo, with the light line under them drawn across the mouth at the split). They are
+    the opening's inside: across the mouth their light does not follow the teeth's gaps above them
+    (stretched: correlation 0.94-0.98)."""
+    photo, renderer = smiling
+    lm = photo.landmarks_px
+    luminance = lambda rgb: rgb.astype(float) @ np.array([0.299, 0.587, 0.114])  # noqa: E731
+    half, x = int(0.3 * (lm[291][0] - lm[61][0])), int(round(lm[13][0]))
+    split = int(lm[13][1] + renderer.rig.frame.split * (lm[14][1] - lm[13][1]))
+    assert renderer.painter.photo_teeth and renderer.rig.frame.rest_gap_px > 0.1 * renderer.rig.frame.eye_px
+    above = luminance(photo.image_rgb[split - 3:split, x - half:x + half]).mean(axis=0)
+    assert np.ptp(above) > 20  # the test's premise: the teeth's gaps show across the mouth
+    for opening in (0.15, 0.16, 0.17):  # the photo's own is 0.114
+        band = luminance(renderer.render(_jaw(opening), 0)[split + 1:split + 4, x - half:x + half]).mean(axis=0)
+        assert np.corrcoef(band, above)[0, 1] < 0.5, (opening, np.corrcoef(band, above)[0, 1])
+
+
 def test_the_banks_light_round_trips_and_its_mouths_open_in_order():
     from talker_cli.face.interior import GRID_T, GRID_U, in_light, light_units, load_bank
 

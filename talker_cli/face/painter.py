@@ -1,10 +1,9 @@
 """The inside of the mouth, drawn where the lips part. Where the photo shows no teeth, filmed mouths'
 insides (face/interior.py) stretched into the drawn inner lips, in the photo's light, with the
 cavity and tongue opening between the rows past the widest filmed mouth and the tongue's tip between
-the teeth for TH. Under a photo's own teeth (kept by face/layers.py), a dark cavity shaded for depth,
-the lower teeth rising from behind the lower lip as the jaw drops, and the tongue. Colours and light
-come from the photo itself: its skin beside the mouth, its own teeth, its lips, and the side its
-light falls from.
+the teeth for TH. Under a photo's own teeth (kept by face/layers.py), the lower part of a filmed
+mouth as open, lit as the photo's teeth. Colours and light come from the photo itself: its skin
+beside the mouth, its own teeth, its lips, and the side its light falls from.
 """
 
 from __future__ import annotations
@@ -16,14 +15,7 @@ import numpy as np
 from .interior import GRID_T, GRID_U, colourfulness, in_light, load_bank, luminance, sample, skin_beside_mouth
 from .rig import LOWER_CUT, LOWER_INNER, LOWER_OUTER, UPPER_CUT, UPPER_INNER, UPPER_OUTER, FaceRig, MouthFrame
 
-# The lower row painted under a photo's own upper teeth, in eye-corner distances (the face's unit): a
-# lower incisor shows up to about 5 mm, on a face whose outer eye corners are 90-100 mm apart, and
-# takes at most a share of the opening, so the dark cavity shows above it, as filmed mouths do.
-LOWER_TOOTH = 0.05
-LOWER_SHARE = 0.4
-# How open the mouth must be before the lower teeth clear the lower lip: under the photo's own upper
-# teeth, the whole opening is below the upper row, and the lower one shows soon.
-LOWER_TEETH_FROM = 0.0135
+LOWER_LIGHT = 0.88  # the lower row, under the upper one, is that much darker than the photo's upper teeth
 # Between closed lips the photo's shadow is a line darker than the lips: as the lips part it would stay
 # on their edges as a dark rim around the teeth, so the interior covers it.
 # Where the shadow ends: half way up from its darkest to the lip's own light, when the lip is at least
@@ -40,8 +32,6 @@ INTERIOR_FADE = 0.04  # eye distances past its start over which the painted inte
 # rest, as filmed mouths read (tests/test_mouth.py), with the corners coming in (rig.CORNERS_IN).
 CORNER_SHADE = 0.5
 CORNER_FROM = 0.7
-# Tooth edges across the arch (in mouth half widths from the centre): central and lateral incisors, canines.
-TOOTH_EDGES = (0.0, 0.28, 0.5, 0.7)
 
 
 # The cavity and the tongue, as shares of the lips' colour channel by channel: redder than the lips,
@@ -186,13 +176,13 @@ class MouthPainter:
         gap = float(np.max((lower - upper) @ across))
         # A mouth barely open shows its interior faintly: lips a pixel apart are not a dark slot. A
         # photo open at rest shows its own mouth until what is painted is wider than its own opening
-        # (the whole opening; for a photo showing its teeth, the band opened below them, until then
-        # its own mouth stretched), and the interior comes in from there. Painted at once, it took
-        # over a GRID photo's own teeth and dark, and a smile's lower teeth became a black band.
+        # (the whole opening), and the interior comes in from there: painted at once, it took over a
+        # GRID photo's own teeth and dark. Under a photo's own teeth the band opened below them is
+        # painted from the start: stretched instead, the photo drew its upper teeth twice.
         # Lips shut but a hair apart in the photo (under 0.03 eye distances, not open at rest) keep
         # that hair at rest: the interior had come in faintly over it, so the frame at rest was not
         # the photo.
-        start = max(0.01 * unit, self.look.open_gap_px or self.rig.frame.rest_gap_px)
+        start = 0.01 * unit if self.photo_teeth else max(0.01 * unit, self.look.open_gap_px or self.rig.frame.rest_gap_px)
         if gap <= start:
             return  # closed, or no wider than the photo's own mouth, which shows
         # The photo's dark line between closed lips, or the dark inside of a mouth open at rest, would
@@ -249,42 +239,23 @@ class MouthPainter:
             tongue_shade = 0.55 + 0.45 * np.clip((ys - tongue_top) / (0.25 * h + 1), 0, 1) ** 0.5
             interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
         if not filmed:
-            interior = self._painted_rows(interior, u, h, xs, ys, lower)
+            # The band opened under the photo's own upper teeth: a filmed mouth as open as the photo's
+            # and the band together, below the share of it that the photo's own mouth shows (the dark
+            # under the upper row, the lower teeth and the lip's inside), so no second upper row is drawn.
+            own = self.look.open_gap_px / (self.look.open_gap_px + gap)
+            interior = self._filmed(upper, xs, ys, own + (1 - own) * t, (self.look.open_gap_px + gap) / unit,
+                                    interior, None)
+            # in the light of the photo's own teeth: the filmed row's brightest that much darker than they
+            shown = luminance(interior[mouth > 0.5])
+            if len(shown):
+                lightest = float(np.percentile(shown, 90))
+                interior = interior * (LOWER_LIGHT * float(luminance(self.look.teeth_rgb)) / max(lightest, 1.0))
         else:
             interior = self._filmed(upper, xs, ys, t, gap / unit, interior, tongue_shape if tongue > 0.2 else None)
         interior = interior * (1 + self.look.light_slope * np.clip(u, -1, 1))[..., None]
         alpha = (mouth * float(np.clip((gap - start) / (INTERIOR_FADE * unit), 0.0, 1.0)))[..., None]
         region = frame[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
         frame[lo[1]:hi[1], lo[0]:hi[0]] = (region + alpha * (interior - region)).round().clip(0, 255).astype(np.uint8)
-
-    def _painted_rows(self, interior: np.ndarray, u: np.ndarray, h: np.ndarray, xs: np.ndarray, ys: np.ndarray,
-                      lower: np.ndarray) -> np.ndarray:
-        """The lower row of teeth painted over the cavity under a photo's own upper teeth (kept by
-        face/layers.py) as the jaw drops, in the light of the photo's own teeth."""
-        mouth_frame = self.rig.frame
-        across, unit, half = mouth_frame.ey, mouth_frame.eye_px, mouth_frame.half_width_px
-
-        def soft(x: np.ndarray) -> np.ndarray:  # a one-pixel anti-aliased edge at x = 0
-            return np.clip(x + 0.5, 0.0, 1.0)
-
-        # The lower row is one arch on the jaw: its edge is a line set by the opening at the centre,
-        # and the lower lip hides it where the lip rises above that line (towards the corners of a
-        # mouth dropped into a V), rather than a band that follows the lip up the mouth's sides. It
-        # curves back, darker, towards the corners.
-        centre_column = int(np.argmin(np.abs(u[0])))
-        lower_height = float(np.clip((h[0, centre_column] - LOWER_TEETH_FROM * unit) * LOWER_SHARE, 0, LOWER_TOOTH * unit))
-        v = (xs - mouth_frame.centre[0]) * across[0] + (ys - mouth_frame.centre[1]) * across[1]
-        lower_centre = lower[np.argmin(np.abs((lower - mouth_frame.centre) @ mouth_frame.ex))]
-        lower_edge = float((lower_centre - mouth_frame.centre) @ across) - lower_height * (1 - 0.5 * u * u)
-        gaps = np.clip(sum(np.exp(-((np.abs(u) - e) * half / 0.45) ** 2) for e in TOOTH_EDGES), 0, 1)
-        # Each tooth's edge is rounded at its corners: the row's edge dips between the teeth.
-        notches = np.clip(sum(np.exp(-((np.abs(u) - e) * half / (0.007 * unit + 0.5)) ** 2) for e in TOOTH_EDGES), 0, 1)
-        lower_edge = lower_edge + lower_height * 0.12 * notches
-        lower_front = 1 - np.clip((np.abs(u) - 0.35) / 0.25, 0, 1) ** 2  # the lower arch is narrower
-        lower_teeth = soft(v - lower_edge) * (lower_height > 0.5) * lower_front
-        tooth_shade = (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 1.5) * (1 - 0.08 * gaps)
-        lower_rgb = self.look.teeth_rgb * (0.88 * tooth_shade)[..., None]
-        return interior + lower_teeth[..., None] * (lower_rgb - interior)
 
     def _filmed(self, upper: np.ndarray, xs: np.ndarray, ys: np.ndarray, t: np.ndarray, opening: float,
                 deep: np.ndarray | None, tongue_shape: np.ndarray | None) -> np.ndarray:
