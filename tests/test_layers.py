@@ -143,23 +143,82 @@ def test_a_photos_own_teeth_open_with_the_mouth_and_are_covered_when_the_lips_cl
     assert np.mean(closed[..., 0] - closed[..., 2]) > np.mean(own[..., 0] - own[..., 2]) + 15  # lips, not teeth
 
 
-def test_the_band_opened_under_a_photos_own_teeth_is_not_those_teeth_again(smiling):
-    """Opened less than its own opening again, a smile's mouth was its photo stretched: the rows just
-    under the jaw's split took the teeth above it, a second copy of the upper row (on a natural
-    speaker's photo, with the light line under them drawn across the mouth at the split). They are
-    the opening's inside: across the mouth their light does not follow the teeth's gaps above them
-    (stretched: correlation 0.94-0.98)."""
-    photo, renderer = smiling
+@pytest.fixture(scope="module")
+def smile_twice(face_photo, tmp_path_factory):
+    """The sample smile at twice its size (its mouth 11 pixels open, not 6), as a file."""
+    import cv2
+    from PIL import Image
+
+    image = cv2.resize(np.array(Image.open(face_photo).convert("RGB")), None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC)
+    path = tmp_path_factory.mktemp("smile") / "smile-twice.png"
+    Image.fromarray(image).save(path)
+    return path
+
+
+def _luminance(rgb: np.ndarray) -> np.ndarray:
+    return rgb.astype(float) @ np.array([0.299, 0.587, 0.114])
+
+
+def test_the_band_opened_under_a_photos_own_teeth_is_not_those_teeth_again(smile_twice):
+    """Opened less than its own opening again, a smile's mouth was its photo stretched: the band that
+    opens under the jaw's split took the rows of teeth above it, a second copy of the upper row (on
+    a natural speaker's photo, with a light line drawn across the mouth at the split). Each row of
+    the band is the opening's inside, not one of the photo's rows above the split (stretched: the
+    nearest of them 3-4 levels off on average)."""
+    from .conftest import _renderer
+
+    photo, renderer = _renderer(smile_twice)
     lm = photo.landmarks_px
-    luminance = lambda rgb: rgb.astype(float) @ np.array([0.299, 0.587, 0.114])  # noqa: E731
     half, x = int(0.3 * (lm[291][0] - lm[61][0])), int(round(lm[13][0]))
-    split = int(lm[13][1] + renderer.rig.frame.split * (lm[14][1] - lm[13][1]))
-    assert renderer.painter.photo_teeth and renderer.rig.frame.rest_gap_px > 0.1 * renderer.rig.frame.eye_px
-    above = luminance(photo.image_rgb[split - 3:split, x - half:x + half]).mean(axis=0)
-    assert np.ptp(above) > 20  # the test's premise: the teeth's gaps show across the mouth
-    for opening in (0.15, 0.16, 0.17):  # the photo's own is 0.114
-        band = luminance(renderer.render(_jaw(opening), 0)[split + 1:split + 4, x - half:x + half]).mean(axis=0)
-        assert np.corrcoef(band, above)[0, 1] < 0.5, (opening, np.corrcoef(band, above)[0, 1])
+    split = lm[13][1] + renderer.rig.frame.split * (lm[14][1] - lm[13][1])
+    assert renderer.painter.photo_teeth and renderer.rig.frame.rest_gap_px > 0.08 * renderer.rig.frame.eye_px
+    above = _luminance(photo.image_rgb[int(np.ceil(lm[13][1])):int(split), x - half:x + half])
+    for opening in (0.15, 0.16, 0.17):  # the photo's own is 0.09
+        track = _jaw(opening)
+        seam = renderer.rig.opening(basis_weights(track, 0, renderer.scale), from_lips=False)[1]
+        drop = float(seam[len(seam) // 2, 1] - split)
+        assert drop >= 4  # the test's premise: a band opened
+        band = _luminance(renderer.render(track, 0)[int(split) + 1:int(split + drop), x - half:x + half])
+        nearest = [float(np.abs(above - row).mean(axis=1).min()) for row in band]
+        assert np.median(nearest) > 15, (opening, nearest)
+
+
+def test_a_photos_teeth_part_at_the_dark_line_between_its_rows(smile_twice, tmp_path):
+    """Where a photo shows a dark line between its rows of teeth, the jaw parts there: the lower row
+    drops with the jaw and the upper one stays (parted near the lower lip, the lower row stayed with
+    the skull and the opening came in under it, a band across the lower teeth). The sample smile,
+    with such a line drawn between its rows half way down."""
+    import cv2
+    from PIL import Image
+
+    from talker_cli.face.rig import LOWER_INNER, UPPER_INNER
+
+    from .conftest import _renderer
+
+    plain, _ = _renderer(smile_twice)
+    image = np.array(Image.open(smile_twice).convert("RGB"))
+    upper, lower = plain.landmarks_px[UPPER_INNER], plain.landmarks_px[LOWER_INNER]
+    line = np.round(upper + 0.55 * (lower - upper)).astype(np.int32)
+    cv2.polylines(image, [line[2:-2]], False, (40, 25, 25), 2, cv2.LINE_AA)
+    Image.fromarray(image).save(tmp_path / "dark-line.png")
+    photo, renderer = _renderer(tmp_path / "dark-line.png")
+    assert abs(renderer.rig.frame.split - 0.55) <= 0.1, renderer.rig.frame.split
+    lm = photo.landmarks_px
+    x, half = int(round(lm[13][0])), int(0.25 * (lm[291][0] - lm[61][0]))
+    cut = lm[13][1] + 0.55 * (lm[14][1] - lm[13][1])
+    rows = lambda image, y0: _luminance(image[y0:y0 + 3, x - half:x + half]).ravel()  # noqa: E731
+    frame = renderer.render(_jaw(0.25), 0)
+    seam = renderer.rig.opening(basis_weights(_jaw(0.25), 0, renderer.scale), from_lips=False)[1]
+    drop = float(seam[len(seam) // 2, 1] - cut)
+    assert drop > 4  # the test's premise: the jaw dropped by pixels
+    lower_teeth, upper_teeth = int(cut) + 3, int(cut) - 5
+
+    def found(y0: int) -> int:  # where the photo's rows at y0 are in the frame, searching downwards
+        scores = [np.corrcoef(rows(photo.image_rgb, y0), rows(frame, y0 + d))[0, 1] for d in range(0, int(drop) + 4)]
+        return int(np.argmax(scores))
+
+    assert found(upper_teeth) <= 1  # the upper row stays with the skull
+    assert abs(found(lower_teeth) - drop) <= 2, (found(lower_teeth), drop)  # the lower row drops with the jaw
 
 
 def test_the_banks_light_round_trips_and_its_mouths_open_in_order():

@@ -17,7 +17,7 @@ from .calibration import AS_DRAWN, OpeningCurve, calibrate
 from .eyes import lash_bands
 from .layers import build_layers, draw_lips
 from .lids import Lids
-from .painter import SEAM_OPEN, TEETH_SPLIT, MouthPainter, read_mouth
+from .painter import SEAM_OPEN, MouthPainter, read_mouth
 from .rig import BASIS, LEFT_CORNER, MOUTH_SHAPES, RIGHT_CORNER, MouthFrame, build_rig, mouth_basis, mouth_frame
 
 
@@ -233,7 +233,7 @@ class FrameRenderer:
         self._lid_smooth: dict[int, tuple[np.ndarray, tuple[int, int]]] = {}  # by eye, at its first blink
         height, width = photo.image_rgb.shape[:2]
         look = read_mouth(photo.image_rgb, photo.landmarks_px, mouth_frame(photo.landmarks_px))
-        self.rig = build_rig(photo.landmarks_px, (width, height), split=TEETH_SPLIT if look.shows_teeth else 0.5,
+        self.rig = build_rig(photo.landmarks_px, (width, height), split=look.teeth_split if look.shows_teeth else 0.5,
                              lashes=lash_bands(photo.image_rgb, photo.landmarks_px))
         self.painter = MouthPainter(look, self.rig)
         self.scale = MouthScale(eye_px=self.rig.frame.eye_px, rest_gap_px=look.open_gap_px)

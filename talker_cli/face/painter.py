@@ -56,6 +56,13 @@ def _tint(rgb: np.ndarray, tint: np.ndarray) -> np.ndarray:
 # speaker's open mouth scored 0.003 higher by SSIM, but its opening's range read 0.89 of the filmed
 # one, 0.93 split here: bench/mouth.py's figures come first.)
 TEETH_SPLIT = 0.85
+# Where the photo shows a dark line under its upper teeth (between the rows of a smile, or above the
+# lower lip's inside), the jaw parts there instead: what lies below goes with the jaw, so its lower
+# teeth drop with it and its upper teeth are not stretched into a second row. A dark line: a valley
+# down the opening's middle, SPLIT_RANGE of the way down, under DARK_LINE of the light on both sides
+# of it (a natural speaker's line between her rows 0.76 of it, another's under her upper teeth 0.54).
+DARK_LINE = 0.8
+SPLIT_RANGE = (0.3, 0.9)
 TEETH_CHROMA = 0.4  # teeth are pale: (max - min) / max of their colour under this, lips and tongue over it
 
 
@@ -63,6 +70,7 @@ TEETH_CHROMA = 0.4  # teeth are pale: (max - min) / max of their colour under th
 class PhotoMouth:
     """What the photo's own mouth shows, read once from its pixels."""
     shows_teeth: bool  # teeth between the inner lips (a smile): they are kept, not painted over
+    teeth_split: float  # where the jaw parts between the inner lips (0 upper, 1 lower) when it shows teeth
     open_gap_px: float  # the lips' opening at the centre when the mouth is open at rest (else 0)
     teeth_rgb: np.ndarray  # the photo's teeth (when it shows them: they light the lower row painted under them)
     skin_rgb: np.ndarray  # the skin beside the mouth: the light the mouth is in
@@ -88,6 +96,14 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
     bright = inside[(luminance(inside) > 0.7 * skin_light) & (chroma < TEETH_CHROMA)] if len(inside) else inside
     widest = float(np.max(np.linalg.norm(lower - upper, axis=1)))
     shows_teeth = widest > 0.02 * unit and len(bright) >= max(3, len(inside) // 5)
+    teeth_split = TEETH_SPLIT
+    if shows_teeth:  # the darkest line down the opening's middle, if dark beside what is above and below it
+        down = np.linspace(0.05, 0.95, 19)
+        profile = np.array([np.median(luminance(sample(image, upper + f * (lower - upper)))) for f in down])
+        within = np.flatnonzero((down >= SPLIT_RANGE[0] - 1e-9) & (down <= SPLIT_RANGE[1] + 1e-9))
+        k = int(within[np.argmin(profile[within])])
+        if profile[k] < DARK_LINE * min(profile[:k].max(), profile[k + 1:].max()):
+            teeth_split = float(down[k])
 
     sides = [sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
     left_light, right_light = (float(luminance(x).mean()) if len(x) else skin_light for x in sides)
@@ -135,6 +151,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         dark_above=shadow(marks[UPPER_CUT].astype(np.float64), marks[UPPER_OUTER].astype(np.float64), -ey),
         dark_below=shadow(marks[LOWER_CUT].astype(np.float64), marks[LOWER_OUTER].astype(np.float64), ey),
         shows_teeth=bool(shows_teeth),
+        teeth_split=teeth_split,
         open_gap_px=frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0,
         teeth_rgb=np.median(bright, axis=0) if shows_teeth else np.zeros(3, np.float32),
         skin_rgb=skin_rgb.astype(np.float32),
@@ -240,11 +257,12 @@ class MouthPainter:
             interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
         if not filmed:
             # The band opened under the photo's own upper teeth: a filmed mouth as open as the photo's
-            # and the band together, below the share of it that the photo's own mouth shows (the dark
-            # under the upper row, the lower teeth and the lip's inside), so no second upper row is drawn.
+            # and the band together, between the shares of it that the photo's own mouth shows above
+            # and below the split (the dark under the upper row, and the lower teeth where the photo's
+            # lower lip hid them), so no second upper row is drawn.
             own = self.look.open_gap_px / (self.look.open_gap_px + gap)
-            interior = self._filmed(upper, xs, ys, own + (1 - own) * t, (self.look.open_gap_px + gap) / unit,
-                                    interior, None)
+            interior = self._filmed(upper, xs, ys, own * self.look.teeth_split + (1 - own) * t,
+                                    (self.look.open_gap_px + gap) / unit, interior, None)
             # in the light of the photo's own teeth: the filmed row's brightest that much darker than they
             shown = luminance(interior[mouth > 0.5])
             if len(shown):
