@@ -221,6 +221,29 @@ def test_a_photos_teeth_part_at_the_dark_line_between_its_rows(smile_twice, tmp_
     assert abs(found(lower_teeth) - drop) <= 2, (found(lower_teeth), drop)  # the lower row drops with the jaw
 
 
+def test_a_photo_open_wider_than_its_lips_are_thick_closes_at_m_b_p(closed_lips, tmp_path):
+    """A photo whose mouth is open wider than its lips are thick (a filmed speaker's first frame caught
+    mid-word): at a closure its lips meet, as a tracker reads them. Closed by moving only a band
+    about the midline, the lips and everything between them were squeezed into the seam, a streak
+    FaceMesh read as a mouth 0.18 eye distances open; a filmed speaker's wide-open frame was shown
+    closed in 0 of 11 of its closed frames. The photo: a GRID speaker's frame opened 0.3 eye
+    distances by the renderer itself."""
+    from PIL import Image
+
+    from talker_cli.photo import read_mouths
+
+    from .conftest import _renderer
+
+    _, opener = closed_lips
+    Image.fromarray(opener.render(_jaw(0.3), 0)).save(tmp_path / "wide-open.png")
+    photo, renderer = _renderer(tmp_path / "wide-open.png")
+    frame = renderer.rig.frame
+    assert frame.centre_gap_px > 2 * frame.upper_thickness * frame.half_width_px  # the test's premise
+    closed = renderer.render(BlendshapeTrack(25, NAMES, VISEME_POSES["PP"][None].copy()), 0)
+    seen = read_mouths([photo.image_rgb, closed, closed])[:, 0]
+    assert seen[0] > 0.25 and max(seen[1:]) < 0.03, seen
+
+
 def test_the_banks_light_round_trips_and_its_mouths_open_in_order():
     from talker_cli.face.interior import GRID_T, GRID_U, in_light, light_units, load_bank
 
