@@ -241,11 +241,13 @@ class MouthPainter:
         def soft(x: np.ndarray) -> np.ndarray:  # a one-pixel anti-aliased edge at x = 0
             return np.clip(x + 0.5, 0.0, 1.0)
 
-        filmed = not self.photo_teeth
-        # The cavity and the tongue: behind painted rows, between filmed rows wider apart than any
-        # filmed mouth, and for TH's tongue.
+        # The filmed mouth drawn: as open as this one, or under a photo's own teeth as open as the
+        # photo's mouth and the band together.
+        filmed_opening = (self.look.open_gap_px + gap) / unit if self.photo_teeth else gap / unit
+        # The cavity and the tongue: between filmed rows wider apart than any filmed mouth, and for
+        # TH's tongue.
         interior = tongue_shape = None
-        if not filmed or gap / unit > float(self.bank.openings[-1]) or tongue > 0.2:
+        if filmed_opening > float(self.bank.openings[-1]) or tongue > 0.2:
             # The cavity: dark, darkest deep in the middle and at the corners, where the cheeks shade it.
             depth = 0.45 + 0.55 * np.abs(2 * t - 1) ** 2
             cavity = self.cavity_rgb * (depth * (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 3))[..., None]
@@ -255,21 +257,20 @@ class MouthPainter:
             tongue_shape = soft(ys - tongue_top) * arch ** 0.5
             tongue_shade = 0.55 + 0.45 * np.clip((ys - tongue_top) / (0.25 * h + 1), 0, 1) ** 0.5
             interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
-        if not filmed:
-            # The band opened under the photo's own upper teeth: a filmed mouth as open as the photo's
-            # and the band together, between the shares of it that the photo's own mouth shows above
-            # and below the split (the dark under the upper row, and the lower teeth where the photo's
-            # lower lip hid them), so no second upper row is drawn.
+        if self.photo_teeth:
+            # The band opened under the photo's own upper teeth: of the filmed mouth, the share between
+            # what the photo's own mouth shows above and below the split (the dark under the upper row,
+            # and the lower teeth where the photo's lower lip hid them), so no second upper row is drawn.
             own = self.look.open_gap_px / (self.look.open_gap_px + gap)
-            interior = self._filmed(upper, xs, ys, own * self.look.teeth_split + (1 - own) * t,
-                                    (self.look.open_gap_px + gap) / unit, interior, None)
+            interior = self._filmed(upper, xs, ys, own * self.look.teeth_split + (1 - own) * t, filmed_opening,
+                                    interior, None)
             # in the light of the photo's own teeth: the filmed row's brightest that much darker than they
             shown = luminance(interior[mouth > 0.5])
             if len(shown):
                 lightest = float(np.percentile(shown, 90))
                 interior = interior * (LOWER_LIGHT * float(luminance(self.look.teeth_rgb)) / max(lightest, 1.0))
         else:
-            interior = self._filmed(upper, xs, ys, t, gap / unit, interior, tongue_shape if tongue > 0.2 else None)
+            interior = self._filmed(upper, xs, ys, t, filmed_opening, interior, tongue_shape if tongue > 0.2 else None)
         interior = interior * (1 + self.look.light_slope * np.clip(u, -1, 1))[..., None]
         alpha = (mouth * float(np.clip((gap - start) / (INTERIOR_FADE * unit), 0.0, 1.0)))[..., None]
         region = frame[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
