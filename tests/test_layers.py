@@ -244,6 +244,32 @@ def test_a_photo_open_wider_than_its_lips_are_thick_closes_at_m_b_p(closed_lips,
     assert seen[0] > 0.25 and max(seen[1:]) < 0.03, seen
 
 
+def test_closing_lips_take_the_skin_with_them_without_a_fold(closed_lips, smile_twice, tmp_path):
+    """As a wide-open mouth closes, each photo row the closure draws comes from further along than the
+    one before it (no fold) and the skin stretches at most 2.5 times: the skin beyond the lips took up
+    their motion over a lip's thickness alone, and above and below a thin lip the map folded back on
+    itself (rows drawn twice, a tooth's edge or a pore a vertical streak). Down the middle of the
+    mouth, on a GRID frame opened 0.3 eye distances by the renderer and on the sample smile."""
+    from PIL import Image
+
+    from talker_cli.face.rig import mouth_basis, mouth_frame
+
+    from .conftest import _renderer
+
+    _, opener = closed_lips
+    Image.fromarray(opener.render(_jaw(0.3), 0)).save(tmp_path / "wide-open.png")
+    for path in (tmp_path / "wide-open.png", smile_twice):
+        photo, _ = _renderer(path)
+        frame = mouth_frame(photo.landmarks_px)
+        middle, eye = 0.5 * (photo.landmarks_px[13] + photo.landmarks_px[14]), frame.eye_px
+        for side, rows in ((-1.0, np.arange(middle[1] - 0.35 * eye, middle[1] - 1, 0.25)),
+                           (1.0, np.arange(middle[1] + 1, middle[1] + 0.5 * eye, 0.25))):
+            points = np.stack([np.full_like(rows, middle[0]), rows], axis=1)
+            moved = mouth_basis(frame, points, side=np.full(len(rows), side))["close"][:, 1]  # mouthClose 1
+            slope = np.gradient(rows - moved, rows)  # photo rows per drawn row
+            assert slope.min() >= 0.4, (path.name, side, slope.min())
+
+
 def test_the_banks_light_round_trips_and_its_mouths_open_in_order():
     from talker_cli.face.interior import GRID_T, GRID_U, in_light, light_units, load_bank
 

@@ -288,8 +288,9 @@ def test_head_motion_moves_the_head_over_a_still_background(photo):
     assert outside.sum() > 1000 and np.array_equal(b[by0:by1, bx0:bx1][outside], photo.image_rgb[by0:by1, bx0:bx1][outside])
     still = FrameRenderer(photo).render(BlendshapeTrack(25, NAMES, track.weights[:1]), 0)
     ys, xs = mouth_box(photo)
-    chin = int(photo.landmarks_px[152][1]) + 12
-    still[ys.start:chin, xs] = photo.image_rgb[ys.start:chin, xs]  # a smile's lips meet at rest, the jaw with them
+    nose, chin = int(photo.landmarks_px[2][1]), int(photo.landmarks_px[152][1]) + 12
+    # a smile's lips meet at rest, the skin from the nose to the chin taking up their motion
+    still[nose:chin, xs] = photo.image_rgb[nose:chin, xs]
     assert np.array_equal(still, photo.image_rgb)  # at rest, the photo itself
 
 

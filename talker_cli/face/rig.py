@@ -138,6 +138,7 @@ LIP_TAPER = 0.125  # and each lip's own motion
 # moved the bow half as far as the inner edge: a raised lip thinned into a line at its peaks.)
 UPPER_WHOLE, UPPER_FADE = 1.6, 4.0
 CLOSING_PAST = 0.2  # of each lip's thickness past its inner edge that moves whole as the lips close
+CLOSING_SPREAD = 3.0  # times the distance the lips close by, over which the skin beyond them takes it up
 
 
 def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -191,8 +192,13 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     half_gap = frame.seam_v(u, split=0.5) - frame.seam_v(u, split=0.0)  # from either inner lip to the midline
     upper_whole = np.maximum(0.8 * frame.upper_thickness, half_gap + CLOSING_PAST * frame.upper_thickness)
     lower_whole = np.maximum(0.8 * frame.lower_thickness, half_gap + CLOSING_PAST * frame.lower_thickness)
-    lower_closing = (1 - _smoothstep(lower_whole, lower_whole + frame.lower_thickness, mid)) * mid_below
-    upper_closing = (1 - _smoothstep(upper_whole, upper_whole + 1.2 * frame.upper_thickness, -mid)) * ~mid_below
+    # The skin beyond takes up the motion over at least CLOSING_SPREAD times the distance moved: over a
+    # lip's thickness alone, beside a thin lip the map folded back on itself (rows drawn twice, every
+    # pore and tooth edge a vertical streak above and below a smile's closed lips).
+    lower_closing = (1 - _smoothstep(lower_whole, lower_whole + np.maximum(frame.lower_thickness, CLOSING_SPREAD * half_gap),
+                                     mid)) * mid_below
+    upper_closing = (1 - _smoothstep(upper_whole, upper_whole + np.maximum(1.2 * frame.upper_thickness, CLOSING_SPREAD * half_gap),
+                                     -mid)) * ~mid_below
     ex, ey = frame.ex, frame.ey
 
     def along(dx, dy):  # mouth-frame components -> image pixels
