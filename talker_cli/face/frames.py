@@ -375,10 +375,11 @@ class FrameRenderer:
         gap = float(np.max((edges[1] - edges[0]) @ self.rig.frame.ey))
         # Lips parted wider than the photo's own are drawn forward, cut apart along the inner lips;
         # closing (the photo's own opening or less) the backward map alone stretches them together
-        # over whatever the photo showed between them, as closing lips meet. Under a photo's own teeth
-        # the opening is the band below them, drawn forward from the first pixel.
-        parted_from = 0.0 if self.painter.photo_teeth else self.rig.frame.rest_gap_px
-        if weights[MOUTH_SHAPES].any() and gap > parted_from + 0.5:
+        # over whatever the photo showed between them, as closing lips meet. (Under a photo's own teeth
+        # the band opened below them is painted over from its first pixel, so the photo stretched there
+        # does not show its teeth twice; drawn forward from its first pixel, the sample's drawing took
+        # 1.5 times as long.)
+        if weights[MOUTH_SHAPES].any() and gap > self.rig.frame.rest_gap_px + 0.5:
             parted = float(np.clip(gap / (SEAM_OPEN * self.rig.frame.eye_px), 0.0, 1.0))
             lips, hole = draw_lips(self.layers, self.photo.image_rgb, weights, still_x, still_y, parted, cv2)
             lx0, ly0, lx1, ly1 = self.lips_box
