@@ -14,6 +14,7 @@ from ..artifacts import BlendshapeTrack, FacePhoto
 from ..photo import read_mouth_openings
 from .blendshapes import FUNNEL_OPENING, INDEX, JAW_OPENING, LOWER_LIP_DROP, NAMES, UPPER_LIP_RAISE, lip_opening
 from .calibration import AS_DRAWN, OpeningCurve, calibrate
+from .easing import smoothstep
 from .eyes import lash_bands
 from .layers import build_layers, draw_lips
 from .lids import Lids
@@ -61,8 +62,7 @@ def _first_move(track: BlendshapeTrack) -> int | None:
 
 
 def _ease(t: np.ndarray) -> np.ndarray:
-    t = np.clip(t, 0.0, 1.0)
-    return (t * t * (3 - 2 * t)).astype(np.float32)
+    return smoothstep(0.0, 1.0, t).astype(np.float32)
 
 
 def lead_hold(track: BlendshapeTrack) -> np.ndarray:

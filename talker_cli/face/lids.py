@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .easing import smoothstep
+
 
 # A lid's skin stretched this many times its height is drawn smoothed along the lid: from STRETCH_FROM
 # some of it, from STRETCH_FULL all of it, faded in over SKIN_FADE of the band from its anchor.
@@ -23,11 +25,6 @@ STRETCH_FULL = 3.0
 SKIN_FADE = 0.35
 # How far the smoothing reaches along the lid (half eye widths, one standard deviation).
 SKIN_SMOOTH = 0.12
-
-
-def _rise(x: np.ndarray) -> np.ndarray:
-    x = np.clip(x, 0.0, 1.0)
-    return x * x * (3 - 2 * x)
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,7 +71,7 @@ class Lids:
         span = np.maximum(top - self.anchor, 1e-6)
         ratio = span / np.maximum(span - float(np.clip(blink, 0.0, 1.0)) * self.upper_slide, 1e-6)
         place = (self.v - self.anchor) / span
-        weight = np.clip((ratio - STRETCH_FROM) / (STRETCH_FULL - STRETCH_FROM), 0.0, 1.0) * _rise(place / SKIN_FADE)
+        weight = np.clip((ratio - STRETCH_FROM) / (STRETCH_FULL - STRETCH_FROM), 0.0, 1.0) * smoothstep(0.0, SKIN_FADE, place)
         inside = np.flatnonzero((self.v > self.anchor) & (self.v < top) & (weight > 0))
         return inside, weight[inside]
 

@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .easing import smoothstep
 from .lids import Lids
 
 # FaceMesh indices, left to right in the image.
@@ -51,11 +52,6 @@ BLINKS = np.isin(BASIS, ("blinkLeft", "blinkRight"))  # drawn by the lids (face/
 MOUTH_SHAPES = np.array([BASIS.index(name) for name in (
     "lipgap", "chin", "close", "lowerDown", "upperUp", "funnel", "funnelOpen", "pucker", "smileLeft",
     "smileRight", "stretchLeft", "stretchRight", "frown")])
-
-
-def _smoothstep(edge0: float, edge1: float, x: np.ndarray) -> np.ndarray:
-    t = np.clip((x - edge0) / np.maximum(edge1 - edge0, 1e-6), 0.0, 1.0)
-    return t * t * (3 - 2 * t)
 
 
 @dataclass(frozen=True, eq=False)
@@ -156,12 +152,12 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     # The lips part to a point at each corner, where filmed open mouths meet at an angle: by (1 - u^2)^0.7
     # alone the opening rose from nothing to a fifth of its middle within 0.05 half widths of a corner,
     # and with the corners drawn in (CORNERS_IN) a wide opening ended in a wall of cavity beside them.
-    g_part = g_lip * _smoothstep(0.0, CORNER_TAPER, 1 - np.abs(u))
+    g_part = g_lip * smoothstep(0.0, CORNER_TAPER, 1 - np.abs(u))
     # Each lip's own motion (rolled down, raised, flared) comes in nearer the corner than the jaw's
     # parting: tapered as far, the lips shrank towards the corners and GRID s1's narrow openings read
     # smaller (bench/mouth.py's range); not tapered at all, a smile's upper lip lifted off its teeth
     # beside the corners, where the parting beneath had not opened them, and left a hole.
-    g_own = g_lip * _smoothstep(0.0, LIP_TAPER, 1 - np.abs(u))
+    g_own = g_lip * smoothstep(0.0, LIP_TAPER, 1 - np.abs(u))
     g_jaw = np.exp(-((u * W / (JAW_REACH * frame.eye_px)) ** 2))
     # Beyond the corners no lips part: the cheek stretches between skull and jaw, over a band across
     # the seam that widens away from the mouth (a sharp step there reads as a tear); towards the
@@ -169,14 +165,14 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     # band for the same reason.
     cheek = CHEEK_SPREAD * np.clip(np.abs(u) - 1, 0, 1)
     corner = CHEEK_SPREAD * np.clip(np.abs(u) - 0.7, 0, 1)
-    into_chin = _smoothstep(-cheek, frame.lower_thickness * 1.2 + corner, s)
+    into_chin = smoothstep(-cheek, frame.lower_thickness * 1.2 + corner, s)
     # With the side given, the field is a lip's whole surface (face/layers.py) and the points past its
     # edge its smooth continuation: the jaw's share grows across the seam there as it does beyond the
     # corners, so that the surface has no step to fold over.
     jaw_side = below | (cheek > 0) if side is None else np.ones_like(below)
-    neck_fade = 1 - _smoothstep(frame.chin_v, frame.chin_v + 0.9, v)
-    lower_lip = (1 - _smoothstep(frame.lower_thickness * 0.8, frame.lower_thickness * 1.8, s)) * below
-    upper_lip = (1 - _smoothstep(frame.upper_thickness * UPPER_WHOLE, frame.upper_thickness * UPPER_FADE, -s)) * above
+    neck_fade = 1 - smoothstep(frame.chin_v, frame.chin_v + 0.9, v)
+    lower_lip = (1 - smoothstep(frame.lower_thickness * 0.8, frame.lower_thickness * 1.8, s)) * below
+    upper_lip = (1 - smoothstep(frame.upper_thickness * UPPER_WHOLE, frame.upper_thickness * UPPER_FADE, -s)) * above
     near_mouth = np.exp(-((u / 1.4) ** 4)) * np.exp(-((s / (frame.lower_thickness + 0.6)) ** 2))
     # Lips closing meet midway between them, wherever the jaw parts (a smile's lips close over both
     # rows of teeth): within a band from the midline each side moves whole, and the skin beyond takes
@@ -187,17 +183,18 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     # Past the edges by 0.3 of the lips, a photo with its teeth just showing (speech-a) scored 0.004
     # lower by SSIM than by 0.2 (its speaker's lips stay apart where the track shuts them); by none,
     # a mouth opened 0.3 eye distances still read 0.15 open when shut.
-    mid = v - frame.seam_v(u, split=0.5)
+    midline = frame.seam_v(u, split=0.5)
+    mid = v - midline
     mid_below = (mid > 0) if side is None else (side > 0)
-    half_gap = frame.seam_v(u, split=0.5) - frame.seam_v(u, split=0.0)  # from either inner lip to the midline
+    half_gap = midline - frame.seam_v(u, split=0.0)  # from either inner lip to the midline
     upper_whole = np.maximum(0.8 * frame.upper_thickness, half_gap + CLOSING_PAST * frame.upper_thickness)
     lower_whole = np.maximum(0.8 * frame.lower_thickness, half_gap + CLOSING_PAST * frame.lower_thickness)
     # The skin beyond takes up the motion over at least CLOSING_SPREAD times the distance moved: over a
     # lip's thickness alone, beside a thin lip the map folded back on itself (rows drawn twice, every
     # pore and tooth edge a vertical streak above and below a smile's closed lips).
-    lower_closing = (1 - _smoothstep(lower_whole, lower_whole + np.maximum(frame.lower_thickness, CLOSING_SPREAD * half_gap),
+    lower_closing = (1 - smoothstep(lower_whole, lower_whole + np.maximum(frame.lower_thickness, CLOSING_SPREAD * half_gap),
                                      mid)) * mid_below
-    upper_closing = (1 - _smoothstep(upper_whole, upper_whole + np.maximum(1.2 * frame.upper_thickness, CLOSING_SPREAD * half_gap),
+    upper_closing = (1 - smoothstep(upper_whole, upper_whole + np.maximum(1.2 * frame.upper_thickness, CLOSING_SPREAD * half_gap),
                                      -mid)) * ~mid_below
     ex, ey = frame.ex, frame.ey
 
@@ -283,13 +280,13 @@ def eye_basis(landmarks: np.ndarray, points: np.ndarray,
         band = np.minimum(LID_SHARE * upper_slide + 0.03, LID_BAND * max(upper - brow_low, 0.1) * profile + 0.03)
         lash = max((lashes or {}).get(name, LASH_BAND), 1.5 / half)
         anchor = lid_top - np.maximum(band, lash + 0.06)  # some skin above the lashes, even at the corners
-        below_fade = _smoothstep(lid_bottom, lid_bottom + 1.5 * lower_slide + 0.03, v)
+        below_fade = smoothstep(lid_bottom, lid_bottom + 1.5 * lower_slide + 0.03, v)
         moves = np.flatnonzero((upper_slide > 0) & (v > anchor) & (below_fade < 1))
         closing[name] = Lids(points=moves, v=v[moves], lid_top=lid_top[moves], lid_bottom=lid_bottom[moves],
                              upper_slide=upper_slide[moves], lower_slide=lower_slide[moves], lash=lash,
                              anchor=anchor[moves], below_fade=below_fade[moves], half_px=half, ey=ey)
-        up = _smoothstep(meet - 0.03, meet, v) * (1 - below_fade)  # the lower lid, pushed up by a squint
-        lifted = _smoothstep(lid_top - band, lid_top, v) * (1 - _smoothstep(meet, meet + 0.03, v))  # wide eyes' lid
+        up = smoothstep(meet - 0.03, meet, v) * (1 - below_fade)  # the lower lid, pushed up by a squint
+        lifted = smoothstep(lid_top - band, lid_top, v) * (1 - smoothstep(meet, meet + 0.03, v))  # wide eyes' lid
         fields["eyeWide"] = fields["eyeWide"] - np.outer(0.45 * upper_slide * lifted * half, ey)
         below = np.exp(-(u * u + ((v - lid_bottom - 0.7) / 0.6) ** 2))  # the cheek under the eye
         fields["squint"] = fields["squint"] - np.outer((0.35 * lower_slide * up + 0.08 * below) * half, ey)
