@@ -16,6 +16,7 @@ from talker_cli.artifacts import BlendshapeTrack
 from talker_cli.config import RenderConfig
 from talker_cli.face.blendshapes import INDEX, JAW_OPENING, NAMES, VISEME_POSES
 from talker_cli.face.frames import FrameRenderer, basis_weights
+from talker_cli.face.interior import luminance
 from talker_cli.photo import load_photo
 
 from .conftest import mouth_box
@@ -138,7 +139,6 @@ def test_a_photos_own_teeth_open_with_the_mouth_and_are_covered_when_the_lips_cl
     opened = renderer.render(BlendshapeTrack(25, NAMES, VISEME_POSES["aa"][None].copy()), 0)[teeth].astype(float)
     assert np.abs(opened - own).mean() < 12
     closed = renderer.render(BlendshapeTrack(25, NAMES, VISEME_POSES["PP"][None].copy()), 0)[teeth].astype(float)
-    luminance = lambda rgb: rgb @ np.array([0.299, 0.587, 0.114])  # noqa: E731
     assert luminance(closed).mean() < 0.85 * luminance(own).mean()
     assert np.mean(closed[..., 0] - closed[..., 2]) > np.mean(own[..., 0] - own[..., 2]) + 15  # lips, not teeth
 
@@ -155,8 +155,16 @@ def smile_twice(face_photo, tmp_path_factory):
     return path
 
 
-def _luminance(rgb: np.ndarray) -> np.ndarray:
-    return rgb.astype(float) @ np.array([0.299, 0.587, 0.114])
+@pytest.fixture(scope="module")
+def wide_open(closed_lips, tmp_path_factory):
+    """A GRID speaker's frame with its lips opened 0.3 eye distances by the renderer, as a file: a mouth
+    open wider than its lips are thick."""
+    from PIL import Image
+
+    _, opener = closed_lips
+    path = tmp_path_factory.mktemp("wide") / "wide-open.png"
+    Image.fromarray(opener.render(_jaw(0.3), 0)).save(path)
+    return path
 
 
 def test_the_band_opened_under_a_photos_own_teeth_is_not_those_teeth_again(smile_twice):
@@ -172,13 +180,13 @@ def test_the_band_opened_under_a_photos_own_teeth_is_not_those_teeth_again(smile
     half, x = int(0.3 * (lm[291][0] - lm[61][0])), int(round(lm[13][0]))
     split = lm[13][1] + renderer.rig.frame.split * (lm[14][1] - lm[13][1])
     assert renderer.painter.photo_teeth and renderer.rig.frame.rest_gap_px > 0.08 * renderer.rig.frame.eye_px
-    above = _luminance(photo.image_rgb[int(np.ceil(lm[13][1])):int(split), x - half:x + half])
+    above = luminance(photo.image_rgb[int(np.ceil(lm[13][1])):int(split), x - half:x + half])
     for opening in (0.15, 0.16, 0.17):  # the photo's own is 0.09
         track = _jaw(opening)
         seam = renderer.rig.opening(basis_weights(track, 0, renderer.scale), from_lips=False)[1]
         drop = float(seam[len(seam) // 2, 1] - split)
         assert drop >= 4  # the test's premise: a band opened
-        band = _luminance(renderer.render(track, 0)[int(split) + 1:int(split + drop), x - half:x + half])
+        band = luminance(renderer.render(track, 0)[int(split) + 1:int(split + drop), x - half:x + half])
         nearest = [float(np.abs(above - row).mean(axis=1).min()) for row in band]
         assert np.median(nearest) > 15, (opening, nearest)
 
@@ -206,7 +214,7 @@ def test_a_photos_teeth_part_at_the_dark_line_between_its_rows(smile_twice, tmp_
     lm = photo.landmarks_px
     x, half = int(round(lm[13][0])), int(0.25 * (lm[291][0] - lm[61][0]))
     cut = lm[13][1] + 0.55 * (lm[14][1] - lm[13][1])
-    rows = lambda image, y0: _luminance(image[y0:y0 + 3, x - half:x + half]).ravel()  # noqa: E731
+    rows = lambda image, y0: luminance(image[y0:y0 + 3, x - half:x + half]).ravel()  # noqa: E731
     frame = renderer.render(_jaw(0.25), 0)
     seam = renderer.rig.opening(basis_weights(_jaw(0.25), 0, renderer.scale), from_lips=False)[1]
     drop = float(seam[len(seam) // 2, 1] - cut)
@@ -221,22 +229,18 @@ def test_a_photos_teeth_part_at_the_dark_line_between_its_rows(smile_twice, tmp_
     assert abs(found(lower_teeth) - drop) <= 2, (found(lower_teeth), drop)  # the lower row drops with the jaw
 
 
-def test_a_photo_open_wider_than_its_lips_are_thick_closes_at_m_b_p(closed_lips, tmp_path):
+def test_a_photo_open_wider_than_its_lips_are_thick_closes_at_m_b_p(wide_open):
     """A photo whose mouth is open wider than its lips are thick (a filmed speaker's first frame caught
     mid-word): at a closure its lips meet, as a tracker reads them. Closed by moving only a band
     about the midline, the lips and everything between them were squeezed into the seam, a streak
     FaceMesh read as a mouth 0.18 eye distances open; a filmed speaker's wide-open frame was shown
     closed in 0 of 11 of its closed frames. The photo: a GRID speaker's frame opened 0.3 eye
     distances by the renderer itself."""
-    from PIL import Image
-
     from talker_cli.photo import read_mouths
 
     from .conftest import _renderer
 
-    _, opener = closed_lips
-    Image.fromarray(opener.render(_jaw(0.3), 0)).save(tmp_path / "wide-open.png")
-    photo, renderer = _renderer(tmp_path / "wide-open.png")
+    photo, renderer = _renderer(wide_open)
     frame = renderer.rig.frame
     assert frame.centre_gap_px > 2 * frame.upper_thickness * frame.half_width_px  # the test's premise
     closed = renderer.render(BlendshapeTrack(25, NAMES, VISEME_POSES["PP"][None].copy()), 0)
@@ -244,21 +248,17 @@ def test_a_photo_open_wider_than_its_lips_are_thick_closes_at_m_b_p(closed_lips,
     assert seen[0] > 0.25 and max(seen[1:]) < 0.03, seen
 
 
-def test_closing_lips_take_the_skin_with_them_without_a_fold(closed_lips, smile_twice, tmp_path):
+def test_closing_lips_take_the_skin_with_them_without_a_fold(wide_open, smile_twice):
     """As a wide-open mouth closes, each photo row the closure draws comes from further along than the
     one before it (no fold) and the skin stretches at most 2.5 times: the skin beyond the lips took up
     their motion over a lip's thickness alone, and above and below a thin lip the map folded back on
     itself (rows drawn twice, a tooth's edge or a pore a vertical streak). Down the middle of the
     mouth, on a GRID frame opened 0.3 eye distances by the renderer and on the sample smile."""
-    from PIL import Image
-
     from talker_cli.face.rig import mouth_basis, mouth_frame
 
     from .conftest import _renderer
 
-    _, opener = closed_lips
-    Image.fromarray(opener.render(_jaw(0.3), 0)).save(tmp_path / "wide-open.png")
-    for path in (tmp_path / "wide-open.png", smile_twice):
+    for path in (wide_open, smile_twice):
         photo, _ = _renderer(path)
         frame = mouth_frame(photo.landmarks_px)
         middle, eye = 0.5 * (photo.landmarks_px[13] + photo.landmarks_px[14]), frame.eye_px
