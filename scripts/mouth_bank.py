@@ -6,8 +6,8 @@ In every frame FaceMesh finds the inner lips; where they are open, the inside of
 is resampled onto a fixed grid: u across the mouth from one corner (61) to the other (291), t down
 from the upper inner lip to the lower one. One texture is kept per step of opening (the widest spread
 of openings, from one clip where it can), with what the renderer needs to choose and light it: the
-opening and the width (inner lips 13-14 and corners 78-308, in eye distances) and the skin's colour
-beside the mouth. talker's bank is made from GRID's speaker s1 (CC BY 4.0; docs/README.md).
+opening and the width (inner lips 13-14 and corners 78-308, in eye distances), the skin's colour
+beside the mouth and the face's size (its eye-corner distance in pixels). talker's bank is made from GRID's speaker s1 (CC BY 4.0; docs/README.md).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def candidates(path: Path) -> list[dict]:
             texture = cv2.remap(image, map_x, map_y, cv2.INTER_LINEAR,
                                 borderMode=cv2.BORDER_REPLICATE)
             found.append({"texture": texture, "opening": opening, "width": np.linalg.norm(points[78] - points[308]) / eye,
-                          "skin": skin_beside_mouth(image, points), "clip": path.stem})
+                          "skin": skin_beside_mouth(image, points), "clip": path.stem, "eye_px": eye})
     return found
 
 
@@ -88,6 +88,7 @@ def main() -> None:
                         openings=np.array([e["opening"] for e in chosen], np.float32),
                         widths=np.array([e["width"] for e in chosen], np.float32),
                         skins=np.stack([e["skin"] for e in chosen]).astype(np.float32),
+                        eye_px=np.array([e["eye_px"] for e in chosen], np.float32),
                         clips=np.array([e["clip"] for e in chosen]))
     print(f"{len(chosen)} interiors from {len({e['clip'] for e in chosen})} clips, openings "
           + " ".join(f"{e['opening']:.3f}" for e in chosen), file=sys.stderr)

@@ -281,8 +281,9 @@ def test_the_banks_light_round_trips_and_its_mouths_open_in_order():
     assert np.allclose(in_light(light_units(texture, skin), skin), texture, atol=1e-3)
     # between two filmed openings, the two crossfaded; beyond the last, the last
     a, b = bank.openings[2], bank.openings[3]
-    assert np.allclose(bank.texture(0.5 * (a + b)), 0.5 * (bank.textures[2] + bank.textures[3]), atol=1e-4)
-    assert np.array_equal(bank.texture(1.0), bank.textures[-1])
+    assert np.allclose(bank.texture(0.5 * (a + b), bank.eye_px), 0.5 * (bank.textures[2] + bank.textures[3]), atol=1e-4)
+    assert np.array_equal(bank.texture(1.0, bank.eye_px), bank.textures[-1])
+    assert 40 < bank.eye_px < 120  # GRID's faces, as filmed
 
 
 def test_the_bank_takes_its_interiors_from_the_one_clip_that_has_most_openings():

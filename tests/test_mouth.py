@@ -237,7 +237,7 @@ def test_an_open_mouth_on_a_closed_lip_photo_shows_the_filmed_interior(closed_li
         seen, _ = _interior_seen(renderer.render(pose(viseme), 0))
         upper, lower = renderer.rig.opening(basis_weights(pose(viseme), 0, renderer.scale), from_lips=True)
         drawn = float(np.max((lower - upper) @ renderer.rig.frame.ey)) / renderer.rig.frame.eye_px
-        filmed = load_bank().texture(drawn)
+        filmed = load_bank().texture(drawn, renderer.rig.frame.eye_px)
         inner = (slice(2, -2), slice(6, -6))
         r = np.corrcoef(luminance(seen)[inner].ravel(), luminance(filmed)[inner].ravel())[0, 1]
         assert r > 0.7, (viseme, r)
@@ -264,6 +264,29 @@ def test_the_filmed_interior_takes_the_photos_light(tmp_path):
     brightest = pixels[luminance >= np.percentile(luminance, 90)].mean(axis=0)
     assert 0.65 < np.percentile(luminance, 90) / (skin @ [0.299, 0.587, 0.114]) < 1.1
     assert 0.7 * skin[2] / skin[0] < brightest[2] / brightest[0] < 1.4 * skin[2] / skin[0]
+
+
+def test_an_interior_drawn_larger_than_filmed_spreads_its_light_as_filmed_mouths_of_that_size(tmp_path):
+    """The bank's mouths were filmed small and blurred (GRID, eye corners 63 px apart): drawn at the size
+    of a natural speaker's face they were a grey band (light spread 0.10 of the skin where filmed mouths
+    that size spread 0.23-0.32). The same GRID frame at 2.5 times its size draws its open mouth with
+    the light spread further than at its own size, where the bank is drawn as filmed."""
+    from PIL import Image
+
+    image = Image.open(DATA / "grid-s1-bbaf3s-0.png")
+    image.resize((int(image.width * 2.5), int(image.height * 2.5)), Image.LANCZOS).save(tmp_path / "large.png")
+    spreads = []
+    for path in (DATA / "grid-s1-bbaf3s-0.png", tmp_path / "large.png"):
+        photo = load_photo(path, RenderConfig(max_side=1024))
+        renderer = FrameRenderer(photo)
+        landmarks = photo.landmarks_px
+        eye = float(np.linalg.norm(landmarks[263] - landmarks[33]))
+        beside = [landmarks[k] + np.array([0.0, 0.1 * eye]) for k in (61, 291)]
+        skin = np.median([photo.image_rgb[int(round(y)), int(round(x))] for x, y in beside], axis=0) @ [0.299, 0.587, 0.114]
+        luminance = _mouth_pixels(photo, renderer, "aa") @ [0.299, 0.587, 0.114]
+        spreads.append(np.std(luminance) / skin)
+    small, large = spreads
+    assert large > 1.5 * small, spreads
 
 
 def test_wider_than_any_filmed_opening_the_rows_keep_their_height(tmp_path):

@@ -291,7 +291,10 @@ class MouthPainter:
         from_edge = np.minimum(t, 1 - t) / share
         t_filmed = np.where(t < 0.5, np.minimum(from_edge, 0.5), 1 - np.minimum(from_edge, 0.5))
         map_t = (t_filmed * (GRID_T - 1)).astype(np.float32)
-        texture = self.bank.texture(opening)
+        # Drawn at this face's size (interior.at_size), except in the band under a photo's own teeth:
+        # there the spread went into the dark between the rows (its lightest is the photo's teeth), and
+        # a tracker read a natural speaker's opening range 0.89 of the filmed one against 0.92.
+        texture = self.bank.texture(opening, self.bank.eye_px if self.photo_teeth else self.rig.frame.eye_px)
         # The filmed hue relative to the skin, as much as the photo has colour: none in a grey photo.
         grey = luminance(texture)[..., None]
         texture = grey + self.colour * (texture - grey)
