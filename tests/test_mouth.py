@@ -172,6 +172,23 @@ def test_a_photo_open_at_rest_keeps_its_opening_until_the_mouth_first_moves(open
     assert np.abs(grey(renderer.render(track, 0), photo) - grey(photo.image_rgb, photo)).mean() < 1.5
 
 
+def test_speech_from_the_first_frame_still_begins_on_the_photo(open_at_rest):
+    """Speech that begins at once moves the mouth from the first frame (its movement leads the sound):
+    the video still begins on the photo's own open mouth, not on lips shut over it for the first
+    sound, and the track takes over within a few frames (shut for the next B)."""
+    from talker_cli.face.frames import _first_move
+
+    phones = [("S", 0, 0.3), ("B", 0.3, 0.37), ("AA", 0.37, 0.7), ("SIL", 0.7, 1.6)]
+    track = _track(phones, 1.6)
+    assert _first_move(track) == 0  # the test's premise
+    photo, renderer = open_at_rest
+    # the photo's own opening (0.080); shut over it for the S's smaller one, the first frame read 0.027
+    assert abs(opening_of(find_landmarks(renderer.render(track, 0))) - opening_of(photo.landmarks_px)) < 0.015
+    centres = (np.arange(track.frame_count) + 0.5) / track.fps
+    b = int(np.flatnonzero((centres > 0.3) & (centres < 0.37))[0])
+    assert opening_of(find_landmarks(renderer.render(track, b))) < 0.03
+
+
 def test_a_photo_open_at_rest_shows_its_own_mouth_until_the_lips_part_wider(open_at_rest, monkeypatch):
     """The photo's own mouth is the best texture there is: at rest and closing, what shows between the
     lips is the photo's (painted over, a GRID photo's own teeth and dark became the bank's: the rest
