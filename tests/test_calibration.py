@@ -36,6 +36,20 @@ def test_a_tracker_s_noise_does_not_fold_the_curve():
     assert np.all(np.diff(drawn) >= 0)
 
 
+def test_one_probe_read_high_does_not_make_the_mouth_speed_up_through_it():
+    """A tracker reads neighbouring probes unevenly: one probe read 0.012 high, inverted as read, made
+    the curve's slope 5.5 times steeper from one probe to the next (the mouth sped up through it);
+    taken halfway to its neighbours' line, the step is under 2.5 times."""
+    seen = DRAWN.copy()
+    seen[list(PROBES).index(0.06)] += 0.012
+    curve = fit_curve(DRAWN, seen)
+    asked, drawn = np.array(curve.asked), np.array(curve.drawn)
+    slopes = np.diff(drawn) / np.diff(asked)
+    near = (drawn[1:] > 0.04) & (drawn[1:] <= 0.1)  # the segments around the probe read high
+    assert slopes[near].max() / slopes[near].min() < 2.5, slopes[near]
+    assert np.isclose(curve(0.2), 0.2, atol=1e-3)  # readings away from it are as read
+
+
 def test_a_face_the_tracker_loses_is_drawn_as_asked():
     seen = np.full(len(DRAWN), np.nan)
     seen[:3] = DRAWN[:3]

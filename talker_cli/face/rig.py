@@ -67,6 +67,7 @@ class MouthFrame:
     upper_thickness: float  # in half widths
     lower_thickness: float
     chin_v: float
+    sulcus_v: float  # below the lower lip (FaceMesh 18), where the chin begins
     rest_gap_px: float  # how far apart the inner lips are in the photo, at their widest
     centre_gap_px: float  # how far apart they are at the mouth's centre (FaceMesh 13-14)
     eye_px: float  # the distance between the outer eye corners (FaceMesh 33-263): the face's unit
@@ -104,14 +105,14 @@ def mouth_frame(landmarks: np.ndarray, split: float = 0.5) -> MouthFrame:
 
     upper_u, upper_v = uv(UPPER_INNER)
     lower_u, lower_v = uv(LOWER_INNER)
-    rel = landmarks[[UPPER_LIP_TOP, LOWER_LIP_BOTTOM, CHIN, 13, 14]] - centre
+    rel = landmarks[[UPPER_LIP_TOP, LOWER_LIP_BOTTOM, CHIN, 13, 14, 18]] - centre
     v = rel @ ey / half_width
     gap_px = np.linalg.norm(landmarks[LOWER_INNER[1:-1]] - landmarks[UPPER_INNER[1:-1]], axis=1)
     return MouthFrame(
         centre=centre, ex=ex, ey=ey, half_width_px=half_width,
         upper_u=upper_u, upper_v=upper_v, lower_u=lower_u, lower_v=lower_v,
         upper_thickness=float(max(v[3] - v[0], 0.15)), lower_thickness=float(max(v[1] - v[4], 0.2)),
-        chin_v=float(max(v[2], 0.8)), rest_gap_px=float(np.max(gap_px)),
+        chin_v=float(max(v[2], 0.8)), sulcus_v=float(v[5]), rest_gap_px=float(np.max(gap_px)),
         centre_gap_px=float(max((landmarks[14] - landmarks[13]) @ ey, 0.0)),
         eye_px=float(np.linalg.norm(landmarks[263] - landmarks[33])), split=split,
     )
@@ -133,6 +134,14 @@ LIP_TAPER = 0.125  # and each lip's own motion
 # of its thickness above the seam and the skin above takes up the motion by UPPER_FADE. (0.8 and 2.0
 # moved the bow half as far as the inner edge: a raised lip thinned into a line at its peaks.)
 UPPER_WHOLE, UPPER_FADE = 1.6, 4.0
+# Of the lower lip's drop, the share the chin's tip (FaceMesh 152) makes: in speech the lip drops by
+# itself as much as by the jaw, and the skin from the fold below it (FaceMesh 18, which drops with the
+# lip) to the chin stretches. bench/lip_split.py, per unit of opening: filmed chins drop 0.32 (GRID
+# s1, 36 clips) and 0.19 (a natural speaker) against their lower lips' 0.67-0.74; talker's whole jaw
+# had carried the natural speaker's chin 0.61, its chin box losing to the unmoving photo. Half: natural
+# gain 0.101 -> 0.115, 12 GRID clips 0.558 -> 0.570 (a third: 0.113 and 0.561).
+CHIN_SHARE = 0.5
+CHIN_FOLD = 0.3
 CLOSING_PAST = 0.2  # of each lip's thickness past its inner edge that moves whole as the lips close
 CLOSING_SPREAD = 3.0  # times the distance the lips close by, over which the skin beyond them takes it up
 
@@ -171,6 +180,12 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
     # corners, so that the surface has no step to fold over.
     jaw_side = below | (cheek > 0) if side is None else np.ones_like(below)
     neck_fade = 1 - smoothstep(frame.chin_v, frame.chin_v + 0.9, v)
+    # The jaw carries the chin only part of the way the lower lip drops (CHIN_SHARE), from the fold
+    # below the lower lip down to the chin's tip, over at least CHIN_FOLD eye distances: the skin
+    # between is pressed together as the lip drops past the chin, and a shout's drop (0.32 eye
+    # distances) over less would fold it.
+    chin_tip = frame.sulcus_v + max(frame.chin_v - frame.sulcus_v, CHIN_FOLD * frame.eye_px / W)
+    jaw_reach = 1 - (1 - CHIN_SHARE) * smoothstep(frame.sulcus_v, chin_tip, v)
     lower_lip = (1 - smoothstep(frame.lower_thickness * 0.8, frame.lower_thickness * 1.8, s)) * below
     upper_lip = (1 - smoothstep(frame.upper_thickness * UPPER_WHOLE, frame.upper_thickness * UPPER_FADE, -s)) * above
     near_mouth = np.exp(-((u / 1.4) ** 4)) * np.exp(-((s / (frame.lower_thickness + 0.6)) ** 2))
@@ -207,7 +222,7 @@ def mouth_basis(frame: MouthFrame, points: np.ndarray, side: np.ndarray | None =
         # as the jaw drops the lips round into an oval: the corners come in (filmed speakers' mouths
         # stay as wide when open as at rest, bench/mouth.py's width ratio)
         "lipgap": along(-CORNERS_IN * u * near_mouth, g_part * (1 - into_chin) * neck_fade * below),
-        "chin": along(zero, g_jaw * into_chin * neck_fade * jaw_side),
+        "chin": along(zero, g_jaw * into_chin * neck_fade * jaw_side * jaw_reach),
         "close": along(zero, g_lip * 0.5 * frame.rest_gap_px * (upper_closing - lower_closing)),
         "lowerDown": along(zero, g_own * lower_lip),
         "upperUp": along(zero, -g_own * upper_lip),
