@@ -20,9 +20,15 @@ On the frames where the real mouth is open (inner lips 13-14 over 0.06 eye dista
                  the gain in each third of the box, top to bottom: the upper lip and what is over it,
                  the mouth, the chin (SSIM of each band alone): where the render gains on the photo,
                  and where it loses (a jaw dropped too far loses on the chin)
+With --still-video, a control: the photo itself encoded as talker encodes its videos (every frame the
+photo) and read as talker's frames are (FaceMesh tracking a video, where the photo is read as a
+still). What it scores against the photo is what the video's path alone moves a clip's figures by
+(on three natural clips -0.028 to +0.030 by SSIM, more than most of what the drawing gains there):
+  ssim_still_video_open, gain_open_vs_still_video (the gain with the still video as the baseline),
+  clips_talker_beats_still_video
 
     python bench/appearance.py CLIPS_DIR [--work DIR] [--limit N] [--json] [--sheet OUT.png] [--filmed-opening]
-                               [-- TALKER FLAGS...]
+                               [--still-video] [-- TALKER FLAGS...]
 
 The clips are rendered with `--language en` unless the flags after `--` name a language. --work keeps
 the photos, sounds and renders, and a render found there is used again (delete it to render anew).
@@ -54,6 +60,8 @@ OPEN = 0.06  # eye distances between the inner lips: the real mouth is open
 SHUT_PHOTO = 0.04  # a photo whose inner lips are closer than this has its mouth shut
 NEAR_MISS_S = 0.08
 BANDS = ("upper lip", "mouth", "chin")  # the box's thirds, top to bottom
+ROW = 6 + 3 * len(BANDS) + 1  # clip_rows' columns
+STILL = ROW - 1  # the still video's SSIM
 
 
 def _facemesh(static: bool):
@@ -131,15 +139,16 @@ def likeness(crop: np.ndarray, real: np.ndarray) -> tuple[float, float]:
 
 
 def clip_rows(real: list[np.ndarray], rendered: list[np.ndarray], photo: np.ndarray, fps: float,
-              sheet: list[np.ndarray] | None) -> tuple[np.ndarray, float, float]:
+              sheet: list[np.ndarray] | None, still: list[np.ndarray] | None = None) -> tuple[np.ndarray, float, float]:
     """frames x (real aperture, talker ssim, talker lab, photo ssim, photo lab, own-frame ssim, then the
-    SSIM of each of the BANDS for talker, photo and own frame) for the frames where all three faces
-    are found; the render's first frame against the photo (SSIM); the photo's own aperture."""
+    SSIM of each of the BANDS for talker, photo and own frame, then the still video's ssim: NaN without
+    one) for the frames where all three faces are found; the render's first frame against the photo
+    (SSIM); the photo's own aperture."""
     with _facemesh(True) as mesh:
         photo_points = _points(mesh, photo)
         first_points = _points(mesh, rendered[0]) if rendered else None
     if photo_points is None:
-        return np.zeros((0, 6)), float("nan"), float("nan")
+        return np.zeros((0, ROW)), float("nan"), float("nan")
     rest = float("nan")
     if first_points is not None:
         box = lip_box(photo_points, photo.shape)
@@ -147,9 +156,11 @@ def clip_rows(real: list[np.ndarray], rendered: list[np.ndarray], photo: np.ndar
                         aligned_crop(photo, photo_points, photo_points, box))[0]
     back = max(int(round(NEAR_MISS_S * fps)), 1)
     rows, seen = [], []
-    with _facemesh(False) as real_mesh, _facemesh(False) as talker_mesh:
-        for index, (frame, drawn) in enumerate(zip(real, rendered)):
+    still = still if still is not None else [None] * len(rendered)
+    with _facemesh(False) as real_mesh, _facemesh(False) as talker_mesh, _facemesh(False) as still_mesh:
+        for index, (frame, drawn, unmoved) in enumerate(zip(real, rendered, still)):
             real_points, drawn_points = _points(real_mesh, frame), _points(talker_mesh, drawn)
+            unmoved_points = _points(still_mesh, unmoved) if unmoved is not None else None
             seen.append((frame, real_points))
             if real_points is None or drawn_points is None:
                 continue
@@ -162,12 +173,15 @@ def clip_rows(real: list[np.ndarray], rendered: list[np.ndarray], photo: np.ndar
                 earlier, earlier_points = seen[index - back]
                 earlier_crop = aligned_crop(earlier, earlier_points, real_points, box)
                 own, own_bands = likeness(earlier_crop, target)[0], band_likeness(earlier_crop, target)
+            unmoved_ssim = (likeness(aligned_crop(unmoved, unmoved_points, real_points, box), target)[0]
+                            if unmoved_points is not None else float("nan"))
             aperture = _aperture(real_points)
             rows.append((aperture, *likeness(talker_crop, target), *likeness(photo_crop, target), own,
-                         *band_likeness(talker_crop, target), *band_likeness(photo_crop, target), *own_bands))
+                         *band_likeness(talker_crop, target), *band_likeness(photo_crop, target), *own_bands,
+                         unmoved_ssim))
             if sheet is not None and aperture > 0.08 and len(sheet) < 12 and index % 7 == 0:
                 sheet.append(np.concatenate([target, talker_crop, photo_crop], axis=1))
-    return np.array(rows).reshape(-1, 6 + 3 * len(BANDS)), rest, _aperture(photo_points)
+    return np.array(rows).reshape(-1, ROW), rest, _aperture(photo_points)
 
 
 def render(clip: Path, work: Path, talker_flags: list[str]) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, float]:
@@ -187,6 +201,17 @@ def render(clip: Path, work: Path, talker_flags: list[str]) -> tuple[list[np.nda
         if done.returncode != 0:
             raise SystemExit(f"talker render failed on {clip.name} (exit {done.returncode}): {done.stderr.strip()}")
     return frames, read_frames(video)[0], frames[0], fps
+
+
+def still_video(photo: np.ndarray, count: int, fps: float, sound: Path, out: Path) -> list[np.ndarray]:
+    """The photo itself in every frame, encoded as talker encodes its videos, decoded again."""
+    from talker_cli.config import VideoConfig
+    from talker_cli.face.video import write_mp4
+
+    height, width = photo.shape[:2]
+    if not out.exists():
+        write_mp4((photo for _ in range(count)), width, height, int(round(fps)), count, sound, out, VideoConfig())
+    return read_frames(out)[0]
 
 
 def filmed_opening_frames(clip: Path, work: Path) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, float]:
@@ -232,7 +257,8 @@ def clip_figures(name: str, rows: np.ndarray, rest: float, photo_aperture: float
             "photo_aperture": round(photo_aperture, 3), "ssim_talker": mean(1, every), "ssim_photo": mean(3, every),
             "ssim_talker_open": mean(1, open_), "ssim_photo_open": mean(3, open_), "ssim_own_80ms_open": mean(5, open_),
             "lab_talker_open": mean(2, open_), "lab_photo_open": mean(4, open_),
-            "gain_open_by_band": gains_by_band(rows, open_)}
+            "gain_open_by_band": gains_by_band(rows, open_),
+            "ssim_still_video_open": mean(STILL, open_) if np.isfinite(rows[:, STILL]).any() else None}
 
 
 def summary(clips: list[dict], rows: np.ndarray) -> dict:
@@ -247,7 +273,19 @@ def summary(clips: list[dict], rows: np.ndarray) -> dict:
             "rest_ssim_shut_photos_min": round(min(shut), 4) if shut else None,
             "clips_talker_beats_photo": sum(1 for c in clips if c["ssim_talker_open"] is not None
                                             and c["ssim_talker_open"] > c["ssim_photo_open"]),
-            "clips_with_open_frames": sum(1 for c in clips if c["ssim_talker_open"] is not None)}
+            "clips_with_open_frames": sum(1 for c in clips if c["ssim_talker_open"] is not None),
+            **still_figures(clips, rows, talker, own)}
+
+
+def still_figures(clips: list[dict], rows: np.ndarray, talker: float, own: float) -> dict:
+    """The still video's figures (--still-video), where there is one."""
+    open_ = (rows[:, 0] > OPEN) & np.isfinite(rows[:, STILL])
+    if not open_.any():
+        return {}
+    still = float(rows[open_, STILL].mean())
+    return {"ssim_still_video_open": round(still, 4), "gain_open_vs_still_video": round((talker - still) / (own - still), 3),
+            "clips_talker_beats_still_video": sum(1 for c in clips if c["ssim_still_video_open"] is not None
+                                                  and c["ssim_talker_open"] > c["ssim_still_video_open"])}
 
 
 def main() -> None:
@@ -264,6 +302,8 @@ def main() -> None:
     parser.add_argument("--sheet", type=Path, help="draw real | talker | photo at open frames into this PNG")
     parser.add_argument("--filmed-opening", action="store_true",
                         help="draw each frame opened as far as the filmed mouth is: the drawing alone, its timing exact")
+    parser.add_argument("--still-video", action="store_true",
+                        help="also score the photo encoded as a video and read as talker's frames are (a control)")
     args = parser.parse_args(argv)
     clips = sorted(p for p in args.clips_dir.iterdir() if p.suffix.lower() in VIDEO_SUFFIXES)[:args.limit or None]
     if not clips:
@@ -276,7 +316,14 @@ def main() -> None:
         for clip in clips:
             real, rendered, photo, fps = (filmed_opening_frames(clip, work) if args.filmed_opening
                                           else render(clip, work, talker_flags))
-            rows, rest, photo_aperture = clip_rows(real, rendered, photo, fps, sheet)
+            still = None
+            if args.still_video:
+                sound = work / f"{clip.stem}.wav"
+                if not sound.exists():  # --filmed-opening makes none: a silent one
+                    from talker_cli.audio_io import write_wav
+                    write_wav(sound, np.zeros(int(16000 * len(rendered) / fps) + 1, np.float32), 16000)
+                still = still_video(photo, len(rendered), fps, sound, work / f"{clip.stem}.still.mp4")
+            rows, rest, photo_aperture = clip_rows(real, rendered, photo, fps, sheet, still)
             if not len(rows):
                 print(f"  {clip.name}: no face found", file=sys.stderr)
                 continue
@@ -308,6 +355,9 @@ def main() -> None:
           f"talker beats the photo in {s['clips_talker_beats_photo']} of {s['clips_with_open_frames']} clips; "
           f"rest frame of shut photos, lowest SSIM {s['rest_ssim_shut_photos_min']}")
     print("gain by band: " + ", ".join(f"{band} {gain:+.3f}" for band, gain in s["gain_open_by_band"].items()))
+    if "ssim_still_video_open" in s:
+        print(f"the photo as a still video: SSIM {s['ssim_still_video_open']:.3f}; gain over it "
+              f"{s['gain_open_vs_still_video']:+.3f}; talker beats it in {s['clips_talker_beats_still_video']} clips")
 
 
 if __name__ == "__main__":

@@ -534,15 +534,25 @@ def test_the_appearance_benchmark_compares_the_lips_box_of_a_smaller_render_and_
     # aperture, talker, lab, photo, lab, own; then talker's bands, the photo's, the own frame's (upper
     # lip, mouth, chin): talker gains on the upper lip as much as its own frame, nothing in the mouth,
     # loses on the chin
+    # loses on the chin; last, the still video's (NaN: none made)
     bands = [0.9, 0.7, 0.6, 0.8, 0.7, 0.8, 0.9, 0.9, 0.9]
-    rows = np.array([[0.1, 0.8, 5, 0.7, 6, 0.9, *bands], [0.1, 0.8, 5, 0.7, 6, 0.9, *bands],
-                     [0.0, 0.2, 9, 0.9, 9, 0.95, *[0.1] * 9]])
+    rows = np.array([[0.1, 0.8, 5, 0.7, 6, 0.9, *bands, np.nan], [0.1, 0.8, 5, 0.7, 6, 0.9, *bands, np.nan],
+                     [0.0, 0.2, 9, 0.9, 9, 0.95, *[0.1] * 9, np.nan]])
     figures = [appearance.clip_figures("a", rows, 0.99, 0.0)]
     summary = appearance.summary(figures, rows)
     assert summary["gain_open"] == pytest.approx(0.5) and summary["open_frames"] == 2
     assert summary["clips_talker_beats_photo"] == 1 and summary["rest_ssim_shut_photos_min"] == 0.99
     assert summary["gain_open_by_band"] == figures[0]["gain_open_by_band"] == pytest.approx(
         {"upper lip": 1.0, "mouth": 0.0, "chin": -2.0})
+    assert "gain_open_vs_still_video" not in summary
+    # --still-video: the photo as a video, read as talker's frames are, scored 0.75 on the open frames:
+    # talker's gain over that baseline is a third
+    rows[:, -1] = [0.75, 0.75, 0.2]
+    figures = [appearance.clip_figures("a", rows, 0.99, 0.0)]
+    summary = appearance.summary(figures, rows)
+    assert figures[0]["ssim_still_video_open"] == pytest.approx(0.75)
+    assert summary["gain_open_vs_still_video"] == pytest.approx(1 / 3, abs=1e-3)
+    assert summary["clips_talker_beats_still_video"] == 1 and summary["gain_open"] == pytest.approx(0.5)
     # the bands are the box's thirds, top to bottom: a crop changed in its lowest third alone
     chin_moved = truth.copy()
     chin_moved[2 * truth.shape[0] // 3 + 1:] = chin_moved[2 * truth.shape[0] // 3 + 1:][:, ::-1]
