@@ -28,10 +28,6 @@ OPEN_READ = 0.05
 # all as 0.1 and the curve drew an E (0.16) as wide as an AA (0.2), a shout each. A reading that far
 # under the drawing is the tracker losing the mouth, not the mouth looking small.
 MAX_GAIN = 1.5
-# SMOOTH_READ: a tracker reads neighbouring probes unevenly (on a GRID frame 0.05, 0.06 and 0.08 drawn
-# read 0.076, 0.093 and 0.101): inverted as read, the curve's slope doubled from one probe to the next
-# and the mouth sped up through it. Each inner reading is taken halfway to the line through its
-# neighbours' (a face read in proportion to what is drawn keeps its readings).
 
 
 @dataclass(frozen=True)
@@ -53,7 +49,8 @@ AS_DRAWN = OpeningCurve()
 def fit_curve(drawn: np.ndarray, seen: np.ndarray) -> OpeningCurve:
     """The inverse of what was seen at each drawn opening (NaN: not read), from closed (0, 0) through
     the probes read open. The readings are made non-decreasing first (a tracker's noise must not fold
-    the curve), and strictly increasing by a hair."""
+    the curve), each inner one is taken halfway to its neighbours' line (below), and they are made
+    strictly increasing by a hair."""
     keep = np.isfinite(seen)
     if keep.sum() < MIN_READ:
         return AS_DRAWN
@@ -62,7 +59,11 @@ def fit_curve(drawn: np.ndarray, seen: np.ndarray) -> OpeningCurve:
     if open_.sum() < 2:
         return AS_DRAWN
     seen, at = seen[open_], drawn[open_]
-    if len(seen) >= 3:  # each inner reading halfway to the line through its neighbours': see SMOOTH_READ
+    # A tracker reads neighbouring probes unevenly (on a GRID frame 0.05, 0.06 and 0.08 drawn read
+    # 0.076, 0.093 and 0.101): inverted as read, the curve's slope doubled from one probe to the next
+    # and the mouth sped up through it. Each inner reading is taken halfway to the line through its
+    # neighbours' (a face read in proportion to what is drawn keeps its readings).
+    if len(seen) >= 3:
         line = seen[:-2] + (seen[2:] - seen[:-2]) * (at[1:-1] - at[:-2]) / (at[2:] - at[:-2])
         seen = np.concatenate([seen[:1], (seen[1:-1] + line) / 2, seen[-1:]])
     seen = np.concatenate([[0.0], seen]) + 1e-6 * np.arange(len(seen) + 1)

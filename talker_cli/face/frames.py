@@ -71,9 +71,8 @@ def lead_hold(track: BlendshapeTrack) -> np.ndarray:
     sound into the first frame) still begins on the photo's opening, held whole in the first frame,
     and the track takes over from there (a natural speaker's clip, speech from its first frame, had
     opened on her lips shut over the teeth her photo shows: its first frame 0.85 of the photo by
-    SSIM, now 0.99). None at
-    all for a still pose (one frame, as the calibration's probes: what it asks is drawn) or a track
-    that never moves (the lips meet, as at rest)."""
+    SSIM, now 0.99). None at all for a still pose (one frame, as the calibration's probes: what it
+    asks is drawn) or a track that never moves (the lips meet, as at rest)."""
     onset = _first_move(track)
     if onset is None or len(track.weights) == 1:
         return np.zeros(len(track.weights), np.float32)

@@ -136,12 +136,12 @@ LIP_TAPER = 0.125  # and each lip's own motion
 UPPER_WHOLE, UPPER_FADE = 1.6, 4.0
 # Of the lower lip's drop, the share the chin's tip (FaceMesh 152) makes: in speech the lip drops by
 # itself as much as by the jaw, and the skin from the fold below it (FaceMesh 18, which drops with the
-# lip) to the chin stretches. bench/lip_split.py, per unit of opening: filmed chins drop 0.32 (GRID
-# s1, 36 clips) and 0.19 (a natural speaker) against their lower lips' 0.67-0.74; talker's whole jaw
-# had carried the natural speaker's chin 0.61, its chin box losing to the unmoving photo. Half: natural
-# gain 0.101 -> 0.115, 12 GRID clips 0.558 -> 0.570 (a third: 0.113 and 0.561).
+# lip) to the chin is pressed together. bench/lip_split.py, per unit of opening: filmed chins drop 0.32
+# (GRID s1, 36 clips) and 0.19 (a natural speaker) against their lower lips' 0.67-0.74; talker's whole
+# jaw had carried the natural speaker's chin 0.61, its chin box losing to the unmoving photo. Half:
+# natural gain 0.101 -> 0.115, 12 GRID clips 0.558 -> 0.570 (a third: 0.113 and 0.561).
 CHIN_SHARE = 0.5
-CHIN_FOLD = 0.3
+CHIN_FOLD = 0.3  # eye distances at least from the fold to where the chin's share is reached
 CLOSING_PAST = 0.2  # of each lip's thickness past its inner edge that moves whole as the lips close
 CLOSING_SPREAD = 3.0  # times the distance the lips close by, over which the skin beyond them takes it up
 
