@@ -358,6 +358,31 @@ def test_a_dim_photos_own_teeth_are_found_and_kept(tmp_path, face_photo):
     assert np.abs(opened - photo.image_rgb[teeth].astype(float)).mean() < 6
 
 
+def test_teeth_in_warm_light_are_found_and_kept(tmp_path, face_photo):
+    """Teeth are pale in the photo's own light, not in absolute terms: under a warm light (or yellowish
+    teeth, or a dark skin's warm cast) their colour is as strong as the lips' was in daylight. Two
+    portraits' teeth, read as they were, were taken for lips and a shout drew a black hole over them.
+    The sample's smile in warm light keeps its teeth as the mouth opens; GRID's open mouth in the same
+    light, whose inside is lips and dark, is still not taken for teeth."""
+    from PIL import Image
+
+    warm = np.array([1.0, 0.72, 0.42])
+    image = np.asarray(Image.open(face_photo).convert("RGB")).astype(float)
+    Image.fromarray(np.clip(image * warm, 0, 255).astype(np.uint8)).save(tmp_path / "warm.png")
+    photo = load_photo(tmp_path / "warm.png", RenderConfig())
+    renderer = FrameRenderer(photo)
+    assert renderer.painter.photo_teeth
+    lm = photo.landmarks_px
+    x = int(round(lm[13][0]))
+    top, split = int(np.ceil(lm[13][1])) + 1, lm[13][1] + renderer.rig.frame.split * (lm[14][1] - lm[13][1])
+    teeth = (slice(top, int(split) - 1), slice(x - 6, x + 7))
+    opened = renderer.render(BlendshapeTrack(25, NAMES, VISEME_POSES["aa"][None].copy()), 0)[teeth].astype(float)
+    assert np.abs(opened - photo.image_rgb[teeth].astype(float)).mean() < 6
+    grid = np.asarray(Image.open(DATA / "grid-s1-bbaf3s-30.png").convert("RGB")).astype(float)
+    Image.fromarray(np.clip(grid * warm, 0, 255).astype(np.uint8)).save(tmp_path / "grid-warm.png")
+    assert not FrameRenderer(load_photo(tmp_path / "grid-warm.png", RenderConfig())).painter.photo_teeth
+
+
 def _open_and_shut(photo) -> tuple[np.ndarray, np.ndarray]:
     """The photo's face rendered with its eyes open and with both shut (a blink)."""
     weights = np.zeros((2, len(NAMES)), np.float32)

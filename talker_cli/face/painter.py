@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .interior import GRID_T, GRID_U, colourfulness, in_light, load_bank, luminance, sample, skin_beside_mouth
+from .interior import GRID_T, GRID_U, colourfulness, in_light, light_units, load_bank, luminance, sample, skin_beside_mouth
 from .rig import LOWER_CUT, LOWER_INNER, LOWER_OUTER, UPPER_CUT, UPPER_INNER, UPPER_OUTER, FaceRig, MouthFrame
 
 LOWER_LIGHT = 0.88  # the lower row, under the upper one, is that much darker than the photo's upper teeth
@@ -91,8 +91,13 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
     skin_rgb = skin_beside_mouth(image, marks, frame)
     skin_light = float(luminance(skin_rgb))
     # Teeth: as bright as filmed teeth are beside the skin (0.70-1.11 of it), and pale, where lips and
-    # tongue are red (an absolute floor of 110 missed a dim video's teeth, 0.94 of its skin at 86).
-    chroma = (inside.max(axis=1) - inside.min(axis=1)) / np.maximum(inside.max(axis=1), 1.0) if len(inside) else np.zeros(0)
+    # tongue are red (an absolute floor of 110 missed a dim video's teeth, 0.94 of its skin at 86), pale
+    # in the photo's own light: their colour with the skin's cast taken out, as the bank's is
+    # (interior.light_units). Read as they were, the teeth of two portraits in warm light (a dark-skinned
+    # woman's, a man's yellowish ones) had 0.47 and 0.40 of chroma at their palest tenth, were taken for
+    # lips, and a shout drew a black hole over them; in their light 0.11.
+    pale = light_units(inside, skin_rgb) if len(inside) else inside
+    chroma = (pale.max(axis=1) - pale.min(axis=1)) / np.maximum(pale.max(axis=1), 1e-6) if len(inside) else np.zeros(0)
     bright = inside[(luminance(inside) > 0.7 * skin_light) & (chroma < TEETH_CHROMA)] if len(inside) else inside
     widest = float(np.max(np.linalg.norm(lower - upper, axis=1)))
     shows_teeth = widest > 0.02 * unit and len(bright) >= max(3, len(inside) // 5)
