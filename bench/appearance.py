@@ -40,6 +40,7 @@ encoded: the drawing alone with its timing exact (where the gap is in what is dr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -156,8 +157,9 @@ def clip_rows(real: list[np.ndarray], rendered: list[np.ndarray], photo: np.ndar
                         aligned_crop(photo, photo_points, photo_points, box))[0]
     back = max(int(round(NEAR_MISS_S * fps)), 1)
     rows, seen = [], []
+    still_tracker = _facemesh(False) if still is not None else contextlib.nullcontext()  # none without a still video
     still = still if still is not None else [None] * len(rendered)
-    with _facemesh(False) as real_mesh, _facemesh(False) as talker_mesh, _facemesh(False) as still_mesh:
+    with _facemesh(False) as real_mesh, _facemesh(False) as talker_mesh, still_tracker as still_mesh:
         for index, (frame, drawn, unmoved) in enumerate(zip(real, rendered, still)):
             real_points, drawn_points = _points(real_mesh, frame), _points(talker_mesh, drawn)
             unmoved_points = _points(still_mesh, unmoved) if unmoved is not None else None

@@ -96,7 +96,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
     # (interior.light_units). Read as they were, the teeth of two portraits in warm light (a dark-skinned
     # woman's, a man's yellowish ones) had 0.47 and 0.40 of chroma at their palest tenth, were taken for
     # lips, and a shout drew a black hole over them; in their light 0.11.
-    pale = light_units(inside, skin_rgb) if len(inside) else inside
+    pale = light_units(inside, skin_rgb)
     chroma = (pale.max(axis=1) - pale.min(axis=1)) / np.maximum(pale.max(axis=1), 1e-6) if len(inside) else np.zeros(0)
     bright = inside[(luminance(inside) > 0.7 * skin_light) & (chroma < TEETH_CHROMA)] if len(inside) else inside
     widest = float(np.max(np.linalg.norm(lower - upper, axis=1)))
