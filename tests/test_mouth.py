@@ -577,6 +577,41 @@ def test_the_appearance_benchmark_can_draw_each_frame_as_open_as_the_filmed_one(
     assert abs(read[2] - filmed[2]) < 0.4 * filmed[2], (read, filmed)
 
 
+def test_the_appearance_benchmarks_transplant_pastes_the_filmed_mouth_at_the_photos_place(tmp_path, monkeypatch):
+    """bench/appearance.py --transplant: a filmed frame whose head moved (GRID's open frame, 6 px right
+    and 4 down) has its mouth pasted into the photo where the photo's mouth is, and the photo's nose
+    (a point the measure aligns by) left as the photo's, even where the filmed one was marked."""
+    import cv2
+    from PIL import Image
+
+    import appearance
+    from talker_cli.audio_io import write_wav
+
+    shut, open_ = (np.asarray(Image.open(DATA / f"grid-s1-bbaf3s-{k}.png").convert("RGB")) for k in (0, 30))
+    moved = np.roll(open_, (4, 6), axis=(0, 1)).copy()
+    with appearance._facemesh(True) as mesh:
+        points = appearance._points(mesh, shut)
+    nose = np.round(points[1]).astype(int) + (6, 4)
+    moved[nose[1] - 2:nose[1] + 3, nose[0] - 2:nose[0] + 3] = 255
+    read = appearance.read_frames
+    monkeypatch.setattr(appearance, "read_frames", lambda clip: read(clip) if clip.suffix == ".mp4" else ([shut, moved, moved], 25.0))
+    write_wav(tmp_path / "clip.wav", np.zeros(2000, np.float32), 16000)
+    real, pasted, photo, fps = appearance.transplant_frames(tmp_path / "clip.mpg", tmp_path)
+    assert photo is shut and len(pasted) == 3 and real[1] is moved
+    # the open frame as it would be with the head where the photo's is (GRID's head moved 2 px itself)
+    with appearance._facemesh(True) as mesh:
+        open_points = appearance._points(mesh, open_)
+    matrix, _ = cv2.estimateAffinePartial2D(open_points[appearance.UPPER_FACE], points[appearance.UPPER_FACE])
+    expected = cv2.warpAffine(open_, matrix, (shut.shape[1], shut.shape[0]))
+    x0, y0, x1, y1 = appearance.lip_box(points, shut.shape)
+    box = (slice((3 * y0 + y1) // 4, (y0 + 3 * y1) // 4), slice((3 * x0 + x1) // 4, (x0 + 3 * x1) // 4))  # its middle
+    difference = lambda a, b: float(np.abs(a[box].astype(float) - b[box].astype(float)).mean())  # noqa: E731
+    x, y = np.round(points[1]).astype(int)
+    at_nose = float(np.abs(pasted[1][y - 2:y + 3, x - 2:x + 3].astype(float) - shut[y - 2:y + 3, x - 2:x + 3]).mean())
+    assert at_nose < 15, at_nose
+    assert difference(pasted[1], expected) < 0.6 * difference(shut, expected), (difference(pasted[1], expected), difference(shut, expected))
+
+
 def test_the_track_only_benchmark_scores_the_current_track_through_the_drawn_runs_line(tmp_path, monkeypatch, capsys):
     """bench/mouth_track.py: a run whose drawing read exactly 1.5 x the track + 0.005, against a real
     mouth that moved exactly so, scores r 1 and range 1 through the line it fits; a change to the
