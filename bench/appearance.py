@@ -211,6 +211,21 @@ def render(clip: Path, work: Path, talker_flags: list[str]) -> tuple[list[np.nda
     return frames, read_frames(video)[0], frames[0], fps
 
 
+def sound_of(clip: Path, work: Path, frames: int, fps: float) -> Path:
+    """The clip's sound as a 16 kHz WAV in work (made once), or as long a silence where it has none."""
+    import imageio_ffmpeg
+
+    from talker_cli.audio_io import write_wav
+
+    sound = work / f"{clip.stem}.wav"
+    if not sound.exists():
+        done = subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-y", "-i", str(clip), "-vn",
+                               "-ac", "1", "-ar", "16000", str(sound)], capture_output=True)
+        if done.returncode != 0 or not sound.exists():
+            write_wav(sound, np.zeros(int(16000 * frames / fps) + 1, np.float32), 16000)
+    return sound
+
+
 def still_video(photo: np.ndarray, count: int, fps: float, sound: Path, out: Path) -> list[np.ndarray]:
     """The photo itself in every frame, encoded as talker encodes its videos, decoded again."""
     from talker_cli.config import VideoConfig
@@ -262,7 +277,7 @@ def transplant_frames(clip: Path, work: Path) -> tuple[list[np.ndarray], list[np
 
     frames, fps = read_frames(clip)
     photo = frames[0]
-    out, sound = work / f"{clip.stem}.transplant.mp4", work / f"{clip.stem}.wav"
+    out = work / f"{clip.stem}.transplant.mp4"
     if not out.exists():
         with _facemesh(True) as mesh:
             photo_points = _points(mesh, photo)
@@ -290,12 +305,8 @@ def transplant_frames(clip: Path, work: Path) -> tuple[list[np.ndarray], list[np
                 moved = cv2.warpAffine(frame, matrix, (width, height), flags=cv2.INTER_LINEAR,
                                        borderMode=cv2.BORDER_REPLICATE)
                 pasted.append((photo + cover * (moved.astype(np.float32) - photo)).round().clip(0, 255).astype(np.uint8))
-        if not sound.exists():
-            import imageio_ffmpeg
-
-            subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-y", "-i", str(clip), "-vn",
-                            "-ac", "1", "-ar", "16000", str(sound)], check=True)
-        write_mp4(iter(pasted), width, height, int(round(fps)), len(pasted), sound, out, VideoConfig())
+        write_mp4(iter(pasted), width, height, int(round(fps)), len(pasted), sound_of(clip, work, len(frames), fps),
+                  out, VideoConfig())
     return frames, read_frames(out)[0], photo, fps
 
 
@@ -382,11 +393,8 @@ def main() -> None:
             real, rendered, photo, fps = made(clip, work)
             still = None
             if args.still_video:
-                sound = work / f"{clip.stem}.wav"
-                if not sound.exists():  # --filmed-opening makes none: a silent one
-                    from talker_cli.audio_io import write_wav
-                    write_wav(sound, np.zeros(int(16000 * len(rendered) / fps) + 1, np.float32), 16000)
-                still = still_video(photo, len(rendered), fps, sound, work / f"{clip.stem}.still.mp4")
+                still = still_video(photo, len(rendered), fps, sound_of(clip, work, len(rendered), fps),
+                                    work / f"{clip.stem}.still.mp4")
             rows, rest, photo_aperture = clip_rows(real, rendered, photo, fps, sheet, still)
             if not len(rows):
                 print(f"  {clip.name}: no face found", file=sys.stderr)
