@@ -550,6 +550,37 @@ def test_a_raised_upper_lip_bares_the_teeth_under_it_not_a_dark_rim(smiling):
     assert hole[above_teeth].max() < 0.5  # nothing there is left to the painter
 
 
+def test_a_raised_upper_lip_shows_the_teeth_taller_not_streaked(smile_twice):
+    """Where the upper lip rises off a photo's own teeth, the teeth are drawn taller under it: the band
+    it bares has the teeth's rows and light (drawn on from the row at the cut, every column was one
+    pixel of the lip's edge repeated: pink and white streaks, 0.73 of the teeth's light)."""
+    import cv2
+
+    from talker_cli.face.layers import draw_lips
+    from talker_cli.face.rig import BASIS
+
+    from .conftest import _renderer
+
+    photo, renderer = _renderer(smile_twice)
+    x0, y0, x1, y1 = renderer.lips_box
+    ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32)
+    frame = renderer.rig.frame
+    weights = np.zeros(len(BASIS), np.float32)
+    weights[BASIS.index("upperUp")] = 0.08 * frame.eye_px  # pixels
+    pixels, _ = draw_lips(renderer.layers, photo.image_rgb, weights, xs, ys, 1.0, cv2)
+    lx, ly = renderer.layers.box[:2]
+    plane = lambda p: cv2.remap(p, xs - lx, ys - ly, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)  # noqa: E731
+    cut, split = plane(renderer.layers.upper_cut), plane(renderer.layers.split)
+    middle = np.abs(((xs - frame.centre[0]) * frame.ex[0] + (ys - frame.centre[1]) * frame.ex[1]) / frame.half_width_px) < 0.5
+    bared = (cut < -1) & (cut > -0.6 * 0.08 * frame.eye_px) & middle  # above the teeth, under where the lip was
+    teeth = luminance(photo.image_rgb[y0:y1, x0:x1][(cut > 1) & (split < -1) & middle].astype(np.float32)).mean()
+    assert bared.sum() > 100  # the test's premise
+    light = luminance(pixels.astype(np.float32))
+    assert light[bared].mean() > 0.8 * teeth, (light[bared].mean(), teeth)
+    spread = [light[:, x][bared[:, x]].std() for x in np.unique(np.nonzero(bared)[1]) if bared[:, x].sum() >= 3]
+    assert np.median(spread) > 5, np.median(spread)  # each column the teeth's rows, not one pixel repeated
+
+
 def test_a_blink_leaves_a_glasses_rim_above_the_eye_where_it_is(tmp_path, face_photo):
     """Glasses often sit with the rim just above the eye, below the brow: the lid skin that stretches
     over the eye is a band little taller than the lid's slide, so the rim stays where it is (a band

@@ -381,7 +381,9 @@ def test_a_smiling_photo_keeps_its_teeth_as_the_mouth_opens(smiling):
     frame = renderer.render(pose("aa"), 0)
     teeth_after = frame[rows, x - 6:x + 7].astype(float)
     assert teeth_before.mean() > 150  # the photo's upper teeth
-    assert np.abs(teeth_after - teeth_before).mean() < 12  # still there, open mouth below them
+    # still there, open mouth below them (drawn taller under the lip AA raises, they move under a pixel:
+    # 12.2; painted over by the filmed interior, 103)
+    assert np.abs(teeth_after - teeth_before).mean() < 20
 
 
 def test_the_tongue_rises_for_th(closed_lips):

@@ -280,7 +280,8 @@ def draw_lips(layers: MouthLayers, image: np.ndarray, weights: np.ndarray, px: n
     1 (the photo's dark between them is the opening's). Returns the pixels (uint8 RGB) and the hole:
     how much of each pixel neither lip, nor the photo's own teeth, covers (the painter's to fill)."""
     origin = layers.box[:2]
-    qx, qy = _invert(weighted_fields(weights, layers.fields), px, py, origin, cv2)
+    field = weighted_fields(weights, layers.fields)
+    qx, qy = _invert(field, px, py, origin, cv2)
     # Each lip covers the pixels that come from its side of its cut (a pixel's width of soft edge).
     cut_width = layers.upper_cut.shape[1]
     cut = cv2.remap(layers.cuts, _side_by_side(qx - origin[0], cut_width), qy - origin[1], cv2.INTER_LINEAR,
@@ -292,9 +293,18 @@ def draw_lips(layers: MouthLayers, image: np.ndarray, weights: np.ndarray, px: n
     upper_rgb, lower_rgb = np.ascontiguousarray(both[:, :width]), np.ascontiguousarray(both[:, width:])
     if layers.photo_teeth:
         # The photo's teeth above the split stay with the skull: the photo where it was. Where the upper
-        # lip rises off them, the teeth go on up under it (their top row, drawn on), not a dark rim.
+        # lip rises off them more of them shows: the teeth from the cut down to the split drawn taller by
+        # as far as the lip rose there (its own field at the pixel), their top still under the lip. Drawn
+        # on up from the row at the cut instead, every column repeated one pixel of the lip's edge: pink
+        # and white stripes over the sample's teeth at AA.
         below_cut = _at(layers.upper_cut, px, py, origin, cv2)
-        on_teeth = py + np.clip(0.5 - below_cut, 0.0, LIFT_REACH * (layers.box[3] - layers.box[1]))
+        teeth_px = np.maximum(below_cut - _at(layers.split, px, py, origin, cv2), 1.0)
+        lip_dy = np.ascontiguousarray(field[:, :field.shape[1] // 2, 1])
+        raised = np.clip(-cv2.remap(lip_dy, ((px - origin[0]) / FIELD_STEP).astype(np.float32),
+                                    ((py - origin[1]) / FIELD_STEP).astype(np.float32), cv2.INTER_LINEAR,
+                                    borderMode=cv2.BORDER_REPLICATE), 0.0, LIFT_REACH * (layers.box[3] - layers.box[1]))
+        read = np.clip((below_cut + raised) * teeth_px / (teeth_px + raised), 0.5, teeth_px)
+        on_teeth = py + np.where(below_cut < teeth_px, np.maximum(read - below_cut, 0.0), 0.0)
         # A pixel's width of soft edge at the split and under the lip: a hard one drew the teeth's edge
         # as a staircase.
         teeth = (np.clip(0.5 + _at(layers.upper_cut, px, on_teeth, origin, cv2), 0.0, 1.0)
