@@ -17,7 +17,7 @@ from talker_cli.config import RenderConfig
 from talker_cli.face.blendshapes import INDEX, JAW_OPENING, NAMES, VISEME_POSES
 from talker_cli.face.frames import FrameRenderer, basis_weights
 from talker_cli.face.interior import luminance
-from talker_cli.photo import load_photo
+from talker_cli.photo import load_photo, read_mouth_openings
 
 from .conftest import mouth_box
 
@@ -98,6 +98,25 @@ def test_the_lips_part_along_their_cut_and_the_opening_is_between_them(closed_li
     assert len(opened) > 5
     assert abs(opened[0] - upper[centre, 1]) <= 1.5 and abs(opened[-1] - lower[centre, 1]) <= 1.5, (opened, upper[centre], lower[centre])
     assert np.all(np.diff(opened) == 1)  # one opening, no lip drawn across it
+
+
+def test_lips_closing_over_a_photos_open_mouth_leave_its_inside_where_it_was():
+    """A photo open at rest without teeth (GRID's frame, 0.08 eye distances open), drawn half as open:
+    the lips close over what lies between them and the dark between them stays as dark (closed by
+    the backward map, the two halves slid together and the darkest rows went first: 78 -> 90)."""
+    photo = load_photo(DATA / "grid-s1-bbaf3s-30.png", RenderConfig())
+    renderer = FrameRenderer(photo)
+    assert not renderer.painter.photo_teeth and renderer.painter.look.open_gap_px > 0  # the premise
+    lm = photo.landmarks_px
+    x, top, bottom = int(round(lm[13][0])), int(lm[0][1]), int(lm[17][1]) + 1
+
+    def darkest(image: np.ndarray) -> float:
+        return float(luminance(image[top:bottom, x - 3:x + 4].astype(np.float32)).mean(axis=1).min())
+
+    half = renderer._drawn_open(0.04)
+    assert darkest(half) < darkest(photo.image_rgb) + 4, (darkest(half), darkest(photo.image_rgb))
+    assert read_mouth_openings([half])[0] < 0.06  # and it is closing
+    assert read_mouth_openings([renderer._drawn_open(0.0)])[0] < 0.02  # shut, the lips meet
 
 
 def test_the_lower_lip_is_drawn_once_and_whole_as_the_jaw_drops(closed_lips):

@@ -377,15 +377,25 @@ class FrameRenderer:
         hole = None
         edges = self.rig.opening(weights, from_lips=not self.painter.photo_teeth)
         gap = float(np.max((edges[1] - edges[0]) @ self.rig.frame.ey))
-        # Lips parted wider than the photo's own are drawn forward, cut apart along the inner lips;
-        # closing (the photo's own opening or less) the backward map alone stretches them together
-        # over whatever the photo showed between them, as closing lips meet. (Under a photo's own teeth
-        # the band opened below them is painted over from its first pixel, so the photo stretched there
-        # does not show its teeth twice; drawn forward from its first pixel, the sample's drawing took
-        # 1.5 times as long.)
-        if weights[MOUTH_SHAPES].any() and gap > self.rig.frame.rest_gap_px + 0.5:
+        # Lips parted wider than the photo's own are drawn forward, cut apart along the inner lips.
+        # Closing (the photo's own opening or less) over a photo's own teeth, the backward map alone
+        # stretches them together over the teeth, as closing lips meet. (Under a photo's own teeth the
+        # band opened below them is painted over from its first pixel, so the photo stretched there does
+        # not show its teeth twice; drawn forward from its first pixel, the sample's drawing took 1.5
+        # times as long.) A photo open at rest without teeth has its closing lips drawn forward over
+        # what lies between them, which stays where it was: closed by the backward map, what lay between
+        # slid together with the lips and its middle, the dark of the opening, went first (a GRID
+        # photo's darkest there 78 -> 90 half way shut, a webcam speaker's 28 -> 56: a pale, shut mouth).
+        moving = bool(weights[MOUTH_SHAPES].any())
+        closing = (moving and not self.painter.photo_teeth and self.painter.look.open_gap_px > 0
+                   and gap < self.rig.frame.rest_gap_px - 0.5)
+        if closing or (moving and gap > self.rig.frame.rest_gap_px + 0.5):
             parted = float(np.clip(gap / (SEAM_OPEN * self.rig.frame.eye_px), 0.0, 1.0))
             lips, hole = draw_lips(self.layers, self.photo.image_rgb, weights, still_x, still_y, parted, cv2)
+            if closing:  # what the closing lips leave uncovered is the photo's inside, where it was
+                inside = cv2.remap(self.photo.image_rgb, still_x, still_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+                lips = cv2.blendLinear(inside, lips, hole, 1 - hole)
+                hole = np.zeros_like(hole)
             lx0, ly0, lx1, ly1 = self.lips_box
             frame[ly0:ly1, lx0:lx1] = cv2.blendLinear(lips, frame[ly0:ly1, lx0:lx1], self.lips_feather,
                                                       self.lips_unfeather)
