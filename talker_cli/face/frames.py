@@ -184,6 +184,7 @@ def _feather(length: int, share: float) -> np.ndarray:
 
 
 CLOSE = BASIS.index("close")
+CLOSING_BELOW = 0.2  # eye distances under the lower lip (FaceMesh 17) that closing lips are drawn forward to
 PUCKER = BASIS.index("pucker")
 
 
@@ -267,7 +268,12 @@ class FrameRenderer:
         fy = _feather(ly1 - ly0, 0.2)
         fx = _feather(lx1 - lx0, 0.2)
         self.lips_feather = np.minimum(fy[:, None], fx[None, :]).astype(np.float32)
-        self.lips_unfeather = 1 - self.lips_feather
+        # Closing lips move themselves and the skin just beyond them: drawn forward down to CLOSING_BELOW
+        # under the lower lip, not over the whole box, made for a jaw dropped wide (half the rows).
+        below = int(np.ceil(photo.landmarks_px[17, 1] + CLOSING_BELOW * self.rig.frame.eye_px))
+        self.closing_rows = slice(0, max(min(below, ly1) - ly0, 2))
+        closing_feather = _feather(self.closing_rows.stop, 0.2)
+        self.closing_feather = np.minimum(closing_feather[:, None], fx[None, :]).astype(np.float32)
         # Only a photo open at rest has lips that close over an opening (render() smooths where they meet).
         self.meeting = _meeting_line(self.rig.frame, self.box) if self.rig.frame.rest_gap_px > 1.0 else None
         # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
@@ -391,15 +397,17 @@ class FrameRenderer:
                    and gap < self.rig.frame.rest_gap_px - 0.5)
         if closing or (moving and gap > self.rig.frame.rest_gap_px + 0.5):
             parted = float(np.clip(gap / (SEAM_OPEN * self.rig.frame.eye_px), 0.0, 1.0))
+            rows, feather = (self.closing_rows, self.closing_feather) if closing else (slice(None), self.lips_feather)
+            still_x, still_y = np.ascontiguousarray(still_x[rows]), np.ascontiguousarray(still_y[rows])
             lips, hole = draw_lips(self.layers, self.photo.image_rgb, weights, still_x, still_y, parted, cv2)
             if closing:  # what the closing lips leave uncovered is the photo's inside, where it was
                 inside = cv2.remap(self.photo.image_rgb, still_x, still_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
                 lips = cv2.blendLinear(inside, lips, hole, 1 - hole)
                 hole = np.zeros_like(hole)
-            lx0, ly0, lx1, ly1 = self.lips_box
-            frame[ly0:ly1, lx0:lx1] = cv2.blendLinear(lips, frame[ly0:ly1, lx0:lx1], self.lips_feather,
-                                                      self.lips_unfeather)
-            hole = (hole * self.lips_feather, (lx0, ly0))
+            lx0, ly0, lx1 = self.lips_box[:3]
+            ly1 = ly0 + lips.shape[0]
+            frame[ly0:ly1, lx0:lx1] = cv2.blendLinear(lips, frame[ly0:ly1, lx0:lx1], feather, 1 - feather)
+            hole = (hole * feather, (lx0, ly0))
         upper, lower = (cv2.transform(p[None].astype(np.float32), forward)[0] for p in edges)
         tongue = float(track.weights[index, track.names.index("tongueOut")]) if "tongueOut" in track.names else 0.0
         self.painter.paint(frame, upper.astype(np.float64), lower.astype(np.float64), tongue, hole)

@@ -173,7 +173,13 @@ def _read_at(plane: np.ndarray, x: np.ndarray, y: np.ndarray, cv2) -> np.ndarray
         return np.zeros(0, np.float32)
     width = min(count, READ_ROW)
     rows = -(-count // width)
-    shaped = lambda values: np.pad(values.astype(np.float32), (0, rows * width - count)).reshape(rows, width)  # noqa: E731
+
+    def shaped(values: np.ndarray) -> np.ndarray:  # padded only when the last row is short (np.pad is slow)
+        values = values.astype(np.float32, copy=False)
+        if rows * width > count:
+            values = np.concatenate([values, np.zeros(rows * width - count, np.float32)])
+        return values.reshape(rows, width)
+
     return cv2.remap(plane, shaped(x), shaped(y), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).ravel()[:count]
 
 
