@@ -350,6 +350,28 @@ class FrameRenderer:
         forward[:, 2] += (dx * self.face_width, dy * self.face_width)
         return forward
 
+    def _lips_forward(self, frame: np.ndarray, weights: np.ndarray, still_x: np.ndarray, still_y: np.ndarray,
+                      gap: float, closing: bool) -> tuple[np.ndarray, tuple[int, int]]:
+        """The lips drawn forward into the frame's lips box (layers.draw_lips) from where each of its
+        pixels lies in the still photo; returns the hole they leave for the painter (a mask and its
+        top-left corner). Closing over a photo open at rest without teeth, what lies between the lips
+        stays where it was and nothing is left to paint: closed by the backward map, it slid together
+        with the lips and its middle, the dark of the opening, went first (a GRID photo's darkest there
+        78 -> 90 half way shut, a webcam speaker's 28 -> 56: a pale, shut mouth)."""
+        cv2 = self.cv2
+        parted = float(np.clip(gap / (SEAM_OPEN * self.rig.frame.eye_px), 0.0, 1.0))
+        rows, feather = (self.closing_rows, self.closing_feather) if closing else (slice(None), self.lips_feather)
+        still_x, still_y = np.ascontiguousarray(still_x[rows]), np.ascontiguousarray(still_y[rows])
+        lips, hole = draw_lips(self.layers, self.photo.image_rgb, weights, still_x, still_y, parted, cv2)
+        if closing:
+            inside = cv2.remap(self.photo.image_rgb, still_x, still_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+            lips = cv2.blendLinear(inside, lips, hole, 1 - hole)
+            hole = np.zeros_like(hole)
+        lx0, ly0, lx1 = self.lips_box[:3]
+        ly1 = ly0 + lips.shape[0]
+        frame[ly0:ly1, lx0:lx1] = cv2.blendLinear(lips, frame[ly0:ly1, lx0:lx1], feather, 1 - feather)
+        return hole * feather, (lx0, ly0)
+
     def render(self, track: BlendshapeTrack, index: int) -> np.ndarray:
         cv2 = self.cv2
         if self._held[0] is not track:
@@ -378,9 +400,6 @@ class FrameRenderer:
             self._smooth_lid_skin(frame, map_x, map_y, lids, points, share)
         for points, shifts, cover in self.rig.lid_edges(weights):
             self._blend_lid_edge(frame, map_x, map_y, shift, points, shifts, cover)
-        if self.meeting is not None and weights[CLOSE] * self.rig.frame.rest_gap_px > 1.0:
-            _smooth_meeting(frame[y0:y1, x0:x1], self.meeting)
-        hole = None
         edges = self.rig.opening(weights, from_lips=not self.painter.photo_teeth)
         gap = float(np.max((edges[1] - edges[0]) @ self.rig.frame.ey))
         # Lips parted wider than the photo's own are drawn forward, cut apart along the inner lips.
@@ -388,26 +407,15 @@ class FrameRenderer:
         # stretches them together over the teeth, as closing lips meet. (Under a photo's own teeth the
         # band opened below them is painted over from its first pixel, so the photo stretched there does
         # not show its teeth twice; drawn forward from its first pixel, the sample's drawing took 1.5
-        # times as long.) A photo open at rest without teeth has its closing lips drawn forward over
-        # what lies between them, which stays where it was: closed by the backward map, what lay between
-        # slid together with the lips and its middle, the dark of the opening, went first (a GRID
-        # photo's darkest there 78 -> 90 half way shut, a webcam speaker's 28 -> 56: a pale, shut mouth).
+        # times as long.) A photo open at rest without teeth has its closing lips drawn forward too.
         moving = bool(weights[MOUTH_SHAPES].any())
         closing = (moving and not self.painter.photo_teeth and self.painter.look.open_gap_px > 0
                    and gap < self.rig.frame.rest_gap_px - 0.5)
+        if not closing and self.meeting is not None and weights[CLOSE] * self.rig.frame.rest_gap_px > 1.0:
+            _smooth_meeting(frame[y0:y1, x0:x1], self.meeting)
+        hole = None
         if closing or (moving and gap > self.rig.frame.rest_gap_px + 0.5):
-            parted = float(np.clip(gap / (SEAM_OPEN * self.rig.frame.eye_px), 0.0, 1.0))
-            rows, feather = (self.closing_rows, self.closing_feather) if closing else (slice(None), self.lips_feather)
-            still_x, still_y = np.ascontiguousarray(still_x[rows]), np.ascontiguousarray(still_y[rows])
-            lips, hole = draw_lips(self.layers, self.photo.image_rgb, weights, still_x, still_y, parted, cv2)
-            if closing:  # what the closing lips leave uncovered is the photo's inside, where it was
-                inside = cv2.remap(self.photo.image_rgb, still_x, still_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-                lips = cv2.blendLinear(inside, lips, hole, 1 - hole)
-                hole = np.zeros_like(hole)
-            lx0, ly0, lx1 = self.lips_box[:3]
-            ly1 = ly0 + lips.shape[0]
-            frame[ly0:ly1, lx0:lx1] = cv2.blendLinear(lips, frame[ly0:ly1, lx0:lx1], feather, 1 - feather)
-            hole = (hole * feather, (lx0, ly0))
+            hole = self._lips_forward(frame, weights, still_x, still_y, gap, closing)
         upper, lower = (cv2.transform(p[None].astype(np.float32), forward)[0] for p in edges)
         tongue = float(track.weights[index, track.names.index("tongueOut")]) if "tongueOut" in track.names else 0.0
         self.painter.paint(frame, upper.astype(np.float64), lower.astype(np.float64), tongue, hole)
