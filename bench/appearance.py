@@ -226,15 +226,19 @@ def sound_of(clip: Path, work: Path, frames: int, fps: float) -> Path:
     return sound
 
 
-def still_video(photo: np.ndarray, count: int, fps: float, sound: Path, out: Path) -> list[np.ndarray]:
-    """The photo itself in every frame, encoded as talker encodes its videos, decoded again."""
+def as_talker_encodes(frames: list[np.ndarray], fps: float, sound: Path, out: Path) -> list[np.ndarray]:
+    """Frames encoded as talker encodes its videos (into out, with the sound), decoded again."""
     from talker_cli.config import VideoConfig
     from talker_cli.face.video import write_mp4
 
-    height, width = photo.shape[:2]
-    if not out.exists():
-        write_mp4((photo for _ in range(count)), width, height, int(round(fps)), count, sound, out, VideoConfig())
+    height, width = frames[0].shape[:2]
+    write_mp4(iter(frames), width, height, int(round(fps)), len(frames), sound, out, VideoConfig())
     return read_frames(out)[0]
+
+
+def still_video(photo: np.ndarray, count: int, fps: float, sound: Path, out: Path) -> list[np.ndarray]:
+    """The photo itself in every frame, encoded as talker encodes its videos, decoded again."""
+    return read_frames(out)[0] if out.exists() else as_talker_encodes([photo] * count, fps, sound, out)
 
 
 def filmed_opening_frames(clip: Path, work: Path) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, float]:
@@ -267,47 +271,44 @@ UPPER_FACE = [33, 133, 362, 263, 1, 2, 98, 327, 164]  # eye corners, nose: the h
 def transplant_frames(clip: Path, work: Path) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, float]:
     """The clip's frames and, for each, the filmed lower face itself pasted into the photo, the head
     held as in the photo: the real frame brought onto the photo by a similarity on its upper face
-    (UPPER_FACE), through a soft ellipse that covers the whole box compared, encoded as talker encodes
-    its videos. What any drawing of the mouth could score at most without moving the head: the rest of
-    the gap to the speaker's own frame is the head's motion (and the measure's)."""
+    (UPPER_FACE), over the whole box compared and a margin round it but not the points the measure
+    aligns by, encoded as talker encodes its videos. What any drawing of the mouth could score at most
+    without moving the head: the rest of the gap to the speaker's own frame is the head's motion (and
+    the measure's)."""
     import cv2
-
-    from talker_cli.config import VideoConfig
-    from talker_cli.face.video import write_mp4
 
     frames, fps = read_frames(clip)
     photo = frames[0]
     out = work / f"{clip.stem}.transplant.mp4"
-    if not out.exists():
-        with _facemesh(True) as mesh:
-            photo_points = _points(mesh, photo)
-        if photo_points is None:
-            return frames, [photo] * len(frames), photo, fps
-        height, width = photo.shape[:2]
-        mouth_width = float(np.linalg.norm(photo_points[61] - photo_points[291]))
-        # the box compared, a quarter of the mouth's width larger all round, but not the points the
-        # measure aligns by (the nose's tip): pasted, they would bring the filmed head's pose with them
-        cover = np.zeros((height, width), np.float32)
-        x0, y0, x1, y1 = lip_box(photo_points, photo.shape)
-        margin = int(0.25 * mouth_width)
-        cv2.rectangle(cover, (x0 - margin, y0 - margin), (x1 + margin, y1 + margin), 1.0, -1)
-        for point in photo_points[STABLE]:
-            cv2.circle(cover, (int(point[0]), int(point[1])), int(0.2 * mouth_width), 0.0, -1)
-        cover = cv2.GaussianBlur(cover, (0, 0), 0.08 * mouth_width)[..., None]
-        pasted = []
-        with _facemesh(False) as mesh:
-            for frame in frames:
-                points = _points(mesh, frame)
-                if points is None:
-                    pasted.append(photo)
-                    continue
-                matrix, _ = cv2.estimateAffinePartial2D(points[UPPER_FACE], photo_points[UPPER_FACE])
-                moved = cv2.warpAffine(frame, matrix, (width, height), flags=cv2.INTER_LINEAR,
-                                       borderMode=cv2.BORDER_REPLICATE)
-                pasted.append((photo + cover * (moved.astype(np.float32) - photo)).round().clip(0, 255).astype(np.uint8))
-        write_mp4(iter(pasted), width, height, int(round(fps)), len(pasted), sound_of(clip, work, len(frames), fps),
-                  out, VideoConfig())
-    return frames, read_frames(out)[0], photo, fps
+    if out.exists():
+        return frames, read_frames(out)[0], photo, fps
+    with _facemesh(True) as mesh:
+        photo_points = _points(mesh, photo)
+    if photo_points is None:
+        return frames, [photo] * len(frames), photo, fps
+    height, width = photo.shape[:2]
+    mouth_width = float(np.linalg.norm(photo_points[61] - photo_points[291]))
+    # the box compared, a quarter of the mouth's width larger all round, but not the points the
+    # measure aligns by (the nose's tip): pasted, they would bring the filmed head's pose with them
+    cover = np.zeros((height, width), np.float32)
+    x0, y0, x1, y1 = lip_box(photo_points, photo.shape)
+    margin = int(0.25 * mouth_width)
+    cv2.rectangle(cover, (x0 - margin, y0 - margin), (x1 + margin, y1 + margin), 1.0, -1)
+    for point in photo_points[STABLE]:
+        cv2.circle(cover, (int(point[0]), int(point[1])), int(0.2 * mouth_width), 0.0, -1)
+    cover = cv2.GaussianBlur(cover, (0, 0), 0.08 * mouth_width)[..., None]
+    pasted = []
+    with _facemesh(False) as mesh:
+        for frame in frames:
+            points = _points(mesh, frame)
+            if points is None:
+                pasted.append(photo)
+                continue
+            matrix, _ = cv2.estimateAffinePartial2D(points[UPPER_FACE], photo_points[UPPER_FACE])
+            moved = cv2.warpAffine(frame, matrix, (width, height), flags=cv2.INTER_LINEAR,
+                                   borderMode=cv2.BORDER_REPLICATE)
+            pasted.append((photo + cover * (moved.astype(np.float32) - photo)).round().clip(0, 255).astype(np.uint8))
+    return frames, as_talker_encodes(pasted, fps, sound_of(clip, work, len(frames), fps), out), photo, fps
 
 
 def gains_by_band(rows: np.ndarray, where: np.ndarray) -> dict[str, float] | None:

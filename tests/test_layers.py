@@ -551,7 +551,7 @@ def test_a_raised_upper_lip_bares_the_teeth_under_it_not_a_dark_rim(smiling):
     rim had opened between the lip and the teeth, a hole the painter filled with the cavity)."""
     import cv2
 
-    from talker_cli.face.layers import draw_lips
+    from talker_cli.face.layers import _at, draw_lips
 
     photo, renderer = smiling
     x0, y0, x1, y1 = renderer.lips_box
@@ -561,8 +561,7 @@ def test_a_raised_upper_lip_bares_the_teeth_under_it_not_a_dark_rim(smiling):
     weights = np.zeros(len(BASIS), np.float32)
     weights[BASIS.index("upperUp")] = 0.05 * renderer.rig.frame.eye_px  # pixels: a sneer's raise
     pixels, hole = draw_lips(renderer.layers, photo.image_rgb, weights, xs, ys, 1.0, cv2)
-    lx, ly = renderer.layers.box[:2]
-    cut = cv2.remap(renderer.layers.upper_cut, xs - lx, ys - ly, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    cut = _at(renderer.layers.upper_cut, xs, ys, renderer.layers.box[:2], cv2)
     above_teeth = (cut < -0.5) & (cut > -0.1 * renderer.rig.frame.eye_px)  # the lip's lower part in the photo
     changed = (photo.image_rgb[y0:y1, x0:x1] != pixels).any(axis=-1)
     assert (changed & above_teeth).sum() >= 20  # the test's premise: the lip rose off the teeth
@@ -575,7 +574,7 @@ def test_a_raised_upper_lip_shows_the_teeth_taller_not_streaked(smile_twice):
     pixel of the lip's edge repeated: pink and white streaks, 0.73 of the teeth's light)."""
     import cv2
 
-    from talker_cli.face.layers import draw_lips
+    from talker_cli.face.layers import _at, draw_lips
     from talker_cli.face.rig import BASIS
 
     from .conftest import _renderer
@@ -587,9 +586,7 @@ def test_a_raised_upper_lip_shows_the_teeth_taller_not_streaked(smile_twice):
     weights = np.zeros(len(BASIS), np.float32)
     weights[BASIS.index("upperUp")] = 0.08 * frame.eye_px  # pixels
     pixels, _ = draw_lips(renderer.layers, photo.image_rgb, weights, xs, ys, 1.0, cv2)
-    lx, ly = renderer.layers.box[:2]
-    plane = lambda p: cv2.remap(p, xs - lx, ys - ly, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)  # noqa: E731
-    cut, split = plane(renderer.layers.upper_cut), plane(renderer.layers.split)
+    cut, split = (_at(plane, xs, ys, renderer.layers.box[:2], cv2) for plane in (renderer.layers.upper_cut, renderer.layers.split))
     middle = np.abs(((xs - frame.centre[0]) * frame.ex[0] + (ys - frame.centre[1]) * frame.ex[1]) / frame.half_width_px) < 0.5
     bared = (cut < -1) & (cut > -0.6 * 0.08 * frame.eye_px) & middle  # above the teeth, under where the lip was
     teeth = luminance(photo.image_rgb[y0:y1, x0:x1][(cut > 1) & (split < -1) & middle].astype(np.float32)).mean()
