@@ -755,3 +755,70 @@ def test_a_lids_edge_is_drawn_as_finely_as_a_photo_four_times_larger_draws_it(fa
         eye = (slice(y - 12, y + 12), slice(x0, x1))
         error = lambda drawn: float(np.abs(drawn[eye] - reference[eye]).mean())  # noqa: E731
         assert error(blended) < 0.93 * error(stepped), (upper, error(blended), error(stepped))
+
+
+@pytest.fixture(scope="module")
+def gap_under_teeth(smile_twice, tmp_path_factory):
+    """The sample smile at twice its size with its lower teeth painted black from half way down the
+    opening: a photo whose upper teeth stand over a dark gap, its lower teeth hidden (a natural
+    speaker's, filmed with her lower lip over them)."""
+    import cv2
+    from PIL import Image
+
+    from talker_cli.face.rig import LOWER_INNER, UPPER_INNER
+
+    from .conftest import _renderer
+
+    plain, _ = _renderer(smile_twice)
+    image = np.array(Image.open(smile_twice).convert("RGB"))
+    upper, lower = plain.landmarks_px[UPPER_INNER], plain.landmarks_px[LOWER_INNER]
+    outline = np.vstack([upper + 0.55 * (lower - upper), lower[::-1]])
+    cv2.fillPoly(image, [np.round(outline * 4).astype(np.int32)], (12, 6, 6), cv2.LINE_AA, shift=2)
+    path = tmp_path_factory.mktemp("gap") / "gap-under-teeth.png"
+    Image.fromarray(image).save(path)
+    return path
+
+
+def test_the_dark_under_a_photos_teeth_opens_with_the_mouth_not_a_rim_on_the_lower_lip(gap_under_teeth):
+    """The dark gap under a photo's upper teeth is its mouth's inside seen through a slit: as the jaw
+    drops it is part of the opening, painted as the inside is, and the lower lip comes down without it
+    (carried down with the jaw, it drew a black rim along the lower lip of every open frame: a natural
+    speaker's shouts)."""
+    from .conftest import _renderer
+
+    photo, renderer = _renderer(gap_under_teeth)
+    lm = photo.landmarks_px
+    assert renderer.painter.photo_teeth and abs(renderer.rig.frame.split - 0.55) <= 0.1
+    x, half = int(round(lm[13][0])), int(0.25 * (lm[291][0] - lm[61][0]))
+    track = _jaw(0.25)
+    seam = renderer.rig.opening(basis_weights(track, 0, renderer.scale), from_lips=False)[1]
+    lip_top = float(seam[len(seam) // 2, 1])  # the split's lower side, dropped with the jaw
+    frame = renderer.render(track, 0)
+    rows = [float(np.median(luminance(frame[y, x - half:x + half]))) for y in range(int(lip_top), int(lip_top) + 4)]
+    gap = float(np.median(luminance(photo.image_rgb[int(lm[13][1] + 0.7 * (lm[14][1] - lm[13][1])), x - half:x + half])))
+    assert min(rows) > gap + 15, (rows, gap)
+
+
+def test_under_teeth_over_a_dark_gap_the_opening_is_the_mouths_dark_not_a_second_row(gap_under_teeth, smile_twice):
+    """Where the photo shows a dark gap under its upper teeth and no lower teeth, that speaker's lower
+    teeth stay behind the lip: the band opened under the upper teeth is the mouth's dark inside (a
+    filmed lower row there was a second row of teeth, or darkened, a grey slab). Where the photo
+    shows its lower teeth, the band keeps the filmed lower row in the light of the photo's teeth."""
+    from .conftest import _renderer
+
+    def band(path: Path) -> tuple[float, float]:  # the band's light (90th percentile) and the photo's teeth
+        photo, renderer = _renderer(path)
+        lm = photo.landmarks_px
+        x, half = int(round(lm[13][0])), int(0.25 * (lm[291][0] - lm[61][0]))
+        split = lm[13][1] + renderer.rig.frame.split * (lm[14][1] - lm[13][1])
+        track = _jaw(0.25)
+        seam = renderer.rig.opening(basis_weights(track, 0, renderer.scale), from_lips=False)[1]
+        drop = float(seam[len(seam) // 2, 1] - split)
+        assert drop > 4  # the test's premise: a band opened
+        inside = renderer.render(track, 0)[int(split) + 2:int(split + drop) - 1, x - half:x + half]
+        return float(np.percentile(luminance(inside), 90)), float(luminance(renderer.painter.look.teeth_rgb))
+
+    hidden, teeth = band(gap_under_teeth)
+    assert hidden < 0.45 * teeth, (hidden, teeth)
+    shown, teeth = band(smile_twice)
+    assert shown > 0.7 * teeth, (shown, teeth)

@@ -258,7 +258,8 @@ class FrameRenderer:
         # The photo's dark between closed lips belongs to the interior (its own teeth are kept whole).
         keep_dark = 0.0 if look.shows_teeth else 1.0
         self.layers = build_layers(self.rig.frame, photo.landmarks_px, (width, height), look.shows_teeth,
-                                   keep_dark * look.dark_above, keep_dark * look.dark_below)
+                                   keep_dark * look.dark_above,
+                                   look.dark_under_split if look.shows_teeth else look.dark_below)
         lx0, ly0, lx1, ly1 = self.layers.box
         lx0, ly0, lx1, ly1 = max(lx0, bx0), max(ly0, by0), min(lx1, bx1), min(ly1, by1)
         self.lips_box = (lx0, ly0, lx1, ly1)

@@ -63,6 +63,9 @@ TEETH_SPLIT = 0.85
 # of it (a natural speaker's line between her rows 0.76 of it, another's under her upper teeth 0.54).
 DARK_LINE = 0.8
 SPLIT_RANGE = (0.3, 0.9)
+# Under a dark line beneath the upper teeth, lower teeth show where the photo is that light again (of
+# its upper teeth's light): two men's and a woman's smiles 0.88-1.05; lips alone 0.43-0.84.
+LOWER_TEETH_SHOWN = 0.85
 TEETH_CHROMA = 0.4  # teeth are pale: (max - min) / max of their colour under this, lips and tongue over it
 
 
@@ -80,6 +83,16 @@ class PhotoMouth:
     # lip landmark, in pixels: FaceMesh's inner lip lies a pixel or two inside the real lip's edge.
     dark_above: np.ndarray
     dark_below: np.ndarray
+    # Under a photo's own teeth: how far the dark below the jaw's split reaches down (pixels, per
+    # inner-lip point pair), the gap between the rows or above the lower lip. It is the mouth's inside
+    # seen through a slit, so it joins the opening; carried down with the jaw it drew a black rim along
+    # the lower lip of every open frame.
+    dark_under_split: np.ndarray
+    # A dark gap under the photo's upper teeth and no lower teeth under it: that speaker's lower teeth
+    # stay behind the lip, and the band opened under the upper teeth is the mouth's dark inside, as
+    # filmed (a natural speaker's open frames); the filmed lower row drawn there was a second row of
+    # teeth, or, darkened to the gap's light, a grey slab.
+    lower_teeth_hidden: bool = False
 
 
 def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> PhotoMouth:
@@ -101,7 +114,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
     bright = inside[(luminance(inside) > 0.7 * skin_light) & (chroma < TEETH_CHROMA)] if len(inside) else inside
     widest = float(np.max(np.linalg.norm(lower - upper, axis=1)))
     shows_teeth = widest > 0.02 * unit and len(bright) >= max(3, len(inside) // 5)
-    teeth_split = TEETH_SPLIT
+    teeth_split, lower_teeth_hidden = TEETH_SPLIT, False
     if shows_teeth:  # the darkest line down the opening's middle, if dark beside what is above and below it
         down = np.linspace(0.05, 0.95, 19)
         profile = np.array([np.median(luminance(sample(image, upper + f * (lower - upper)))) for f in down])
@@ -109,6 +122,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         k = int(within[np.argmin(profile[within])])
         if profile[k] < DARK_LINE * min(profile[:k].max(), profile[k + 1:].max()):
             teeth_split = float(down[k])
+            lower_teeth_hidden = bool(profile[k + 1:].max() < LOWER_TEETH_SHOWN * float(luminance(np.median(bright, axis=0))))
 
     sides = [sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
     left_light, right_light = (float(luminance(x).mean()) if len(x) else skin_light for x in sides)
@@ -152,9 +166,13 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         padded = np.pad(run, 1, mode="edge")
         return (0.25 * padded[:-2] + 0.5 * padded[1:-1] + 0.25 * padded[2:]).astype(np.float32)
 
+    upper_cut, lower_cut = marks[UPPER_CUT].astype(np.float64), marks[LOWER_CUT].astype(np.float64)
+    under_split = (shadow(upper_cut + teeth_split * (lower_cut - upper_cut), marks[LOWER_OUTER].astype(np.float64), ey)
+                   if shows_teeth else np.zeros(len(LOWER_CUT), np.float32))
     return PhotoMouth(
-        dark_above=shadow(marks[UPPER_CUT].astype(np.float64), marks[UPPER_OUTER].astype(np.float64), -ey),
-        dark_below=shadow(marks[LOWER_CUT].astype(np.float64), marks[LOWER_OUTER].astype(np.float64), ey),
+        dark_under_split=under_split, lower_teeth_hidden=lower_teeth_hidden,
+        dark_above=shadow(upper_cut, marks[UPPER_OUTER].astype(np.float64), -ey),
+        dark_below=shadow(lower_cut, marks[LOWER_OUTER].astype(np.float64), ey),
         shows_teeth=bool(shows_teeth),
         teeth_split=teeth_split,
         open_gap_px=frame.centre_gap_px if frame.centre_gap_px > 0.03 * unit else 0.0,
@@ -252,17 +270,23 @@ class MouthPainter:
         # The cavity and the tongue: between filmed rows wider apart than any filmed mouth, and for
         # TH's tongue.
         interior = tongue_shape = None
-        if filmed_opening > float(self.bank.openings[-1]) or tongue > 0.2:
+        hidden_row = self.photo_teeth and self.look.lower_teeth_hidden
+        if filmed_opening > float(self.bank.openings[-1]) or tongue > 0.2 or hidden_row:
             # The cavity: dark, darkest deep in the middle and at the corners, where the cheeks shade it.
             depth = 0.45 + 0.55 * np.abs(2 * t - 1) ** 2
-            cavity = self.cavity_rgb * (depth * (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 3))[..., None]
+            interior = self.cavity_rgb * (depth * (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 3))[..., None]
+        # (Under upper teeth with the lower row hidden, the band alone: the photo's own gap is no room
+        # for a tongue, which filled the band at every vowel.)
+        if (gap / unit if hidden_row else filmed_opening) > float(self.bank.openings[-1]) or tongue > 0.2:
             # The tongue: its back low in the mouth, its tip raised towards the teeth by tongueOut.
             arch = np.clip(1 - u * u, 0.0, 1.0)
             tongue_top = bottom - h * (0.5 + 0.8 * min(tongue, 0.5)) * np.exp(-((u / 0.55) ** 2))
             tongue_shape = soft(ys - tongue_top) * arch ** 0.5
             tongue_shade = 0.55 + 0.45 * np.clip((ys - tongue_top) / (0.25 * h + 1), 0, 1) ** 0.5
-            interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
-        if self.photo_teeth:
+            interior = interior + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - interior)
+        if hidden_row:
+            pass  # the cavity (and a shout's tongue), as above
+        elif self.photo_teeth:
             # The band opened under the photo's own upper teeth: of the filmed mouth, the share between
             # what the photo's own mouth shows above and below the split (the dark under the upper row,
             # and the lower teeth where the photo's lower lip hid them), so no second upper row is drawn.
