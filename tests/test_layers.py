@@ -757,11 +757,9 @@ def test_a_lids_edge_is_drawn_as_finely_as_a_photo_four_times_larger_draws_it(fa
         assert error(blended) < 0.93 * error(stepped), (upper, error(blended), error(stepped))
 
 
-@pytest.fixture(scope="module")
-def gap_under_teeth(smile_twice, tmp_path_factory):
-    """The sample smile at twice its size with its lower teeth painted black from half way down the
-    opening: a photo whose upper teeth stand over a dark gap, its lower teeth hidden (a natural
-    speaker's, filmed with her lower lip over them)."""
+def _smile_drawn_over(smile_twice, tmp_path: Path, name: str, top: float, bottom: float, colour) -> Path:
+    """The sample smile at twice its size with the band from `top` to `bottom` of the way down its
+    opening painted over in `colour`, as a file."""
     import cv2
     from PIL import Image
 
@@ -772,42 +770,55 @@ def gap_under_teeth(smile_twice, tmp_path_factory):
     plain, _ = _renderer(smile_twice)
     image = np.array(Image.open(smile_twice).convert("RGB"))
     upper, lower = plain.landmarks_px[UPPER_INNER], plain.landmarks_px[LOWER_INNER]
-    outline = np.vstack([upper + 0.55 * (lower - upper), lower[::-1]])
-    cv2.fillPoly(image, [np.round(outline * 4).astype(np.int32)], (12, 6, 6), cv2.LINE_AA, shift=2)
-    path = tmp_path_factory.mktemp("gap") / "gap-under-teeth.png"
-    Image.fromarray(image).save(path)
-    return path
+    outline = np.vstack([upper + top * (lower - upper), (upper + bottom * (lower - upper))[::-1]])
+    cv2.fillPoly(image, [np.round(outline * 4).astype(np.int32)], colour, cv2.LINE_AA, shift=2)
+    Image.fromarray(image).save(tmp_path / name)
+    return tmp_path / name
 
 
-def test_the_dark_under_a_photos_teeth_opens_with_the_mouth_not_a_rim_on_the_lower_lip(gap_under_teeth):
-    """The dark gap under a photo's upper teeth is its mouth's inside seen through a slit: as the jaw
-    drops it is part of the opening, painted as the inside is, and the lower lip comes down without it
-    (carried down with the jaw, it drew a black rim along the lower lip of every open frame: a natural
-    speaker's shouts)."""
+def test_the_dark_under_a_photos_teeth_opens_with_the_mouth_not_a_rim_on_the_lower_teeth(smile_twice, tmp_path):
+    """The dark line under a photo's upper teeth is its mouth's inside seen through a slit: as the jaw
+    drops, what of it lies below the split joins the opening, painted as the inside is, and the lower
+    row comes down without it (carried down with the jaw, it drew a dark rim along the lower teeth or
+    lip of every open frame: a natural speaker's shouts). The sample smile with a dark line between
+    its rows."""
+    import cv2
+    from PIL import Image
+
+    from talker_cli.face.rig import LOWER_INNER, UPPER_INNER
+
     from .conftest import _renderer
 
-    photo, renderer = _renderer(gap_under_teeth)
+    plain, _ = _renderer(smile_twice)
+    image = np.array(Image.open(smile_twice).convert("RGB"))
+    upper, lower = plain.landmarks_px[UPPER_INNER], plain.landmarks_px[LOWER_INNER]
+    cv2.polylines(image, [np.round(upper + 0.55 * (lower - upper)).astype(np.int32)[2:-2]], False, (40, 25, 25), 2,
+                  cv2.LINE_AA)
+    Image.fromarray(image).save(tmp_path / "line.png")
+    photo, renderer = _renderer(tmp_path / "line.png")
     lm = photo.landmarks_px
-    assert renderer.painter.photo_teeth and abs(renderer.rig.frame.split - 0.55) <= 0.1
+    assert renderer.painter.look.gap_rgb is None  # the premise: its lower teeth show under the line
+    assert renderer.painter.look.dark_under_split.max() >= 1.5  # ... and the line reaches under the split
     x, half = int(round(lm[13][0])), int(0.25 * (lm[291][0] - lm[61][0]))
     track = _jaw(0.25)
     seam = renderer.rig.opening(basis_weights(track, 0, renderer.scale), from_lips=False)[1]
-    lip_top = float(seam[len(seam) // 2, 1])  # the split's lower side, dropped with the jaw
+    dropped = float(seam[len(seam) // 2, 1])  # the split's lower side, dropped with the jaw
     frame = renderer.render(track, 0)
-    rows = [float(np.median(luminance(frame[y, x - half:x + half]))) for y in range(int(lip_top), int(lip_top) + 4)]
-    gap = float(np.median(luminance(photo.image_rgb[int(lm[13][1] + 0.7 * (lm[14][1] - lm[13][1])), x - half:x + half])))
-    assert min(rows) > gap + 15, (rows, gap)
+    rows = [float(np.median(luminance(frame[y, x - half:x + half]))) for y in range(int(dropped) - 1, int(dropped) + 3)]
+    assert min(rows) > 130, rows  # the lower half of the line carried down: 108 (the line itself 30-65)
 
 
-def test_under_teeth_over_a_dark_gap_the_opening_is_the_mouths_dark_not_a_second_row(gap_under_teeth, smile_twice):
+def test_under_teeth_over_a_dark_gap_the_opening_is_that_gaps_dark_not_a_second_row(smile_twice, tmp_path):
     """Where the photo shows a dark gap under its upper teeth and no lower teeth, that speaker's lower
-    teeth stay behind the lip: the band opened under the upper teeth is the mouth's dark inside (a
-    filmed lower row there was a second row of teeth, or darkened, a grey slab). Where the photo
-    shows its lower teeth, the band keeps the filmed lower row in the light of the photo's teeth."""
+    teeth stay behind the lip: the band opened under the upper teeth is the inside seen through that
+    gap, as dark and as coloured as it (the filmed lower row lit as the teeth drew a second row of
+    teeth, and darkened, a grey slab). Where the photo shows its lower teeth, the band keeps the
+    filmed lower row in the light of the photo's teeth."""
     from .conftest import _renderer
 
-    def band(path: Path) -> tuple[float, float]:  # the band's light (90th percentile) and the photo's teeth
+    def band(path: Path) -> tuple[np.ndarray, float]:  # the band's pixels and the photo's teeth's light
         photo, renderer = _renderer(path)
+        assert (renderer.painter.look.gap_rgb is None) == (path == smile_twice)  # the premise: a gap read or not
         lm = photo.landmarks_px
         x, half = int(round(lm[13][0])), int(0.25 * (lm[291][0] - lm[61][0]))
         split = lm[13][1] + renderer.rig.frame.split * (lm[14][1] - lm[13][1])
@@ -816,9 +827,12 @@ def test_under_teeth_over_a_dark_gap_the_opening_is_the_mouths_dark_not_a_second
         drop = float(seam[len(seam) // 2, 1] - split)
         assert drop > 4  # the test's premise: a band opened
         inside = renderer.render(track, 0)[int(split) + 2:int(split + drop) - 1, x - half:x + half]
-        return float(np.percentile(luminance(inside), 90)), float(luminance(renderer.painter.look.teeth_rgb))
+        return inside.reshape(-1, 3).astype(float), float(luminance(renderer.painter.look.teeth_rgb))
 
-    hidden, teeth = band(gap_under_teeth)
-    assert hidden < 0.45 * teeth, (hidden, teeth)
+    gap = (70, 30, 35)
+    over = _smile_drawn_over(smile_twice, tmp_path, "lip.png", 0.65, 1.0, (165, 150, 145))  # no lower teeth: duller
+    hidden, teeth = band(_smile_drawn_over(over, tmp_path, "gap.png", 0.45, 0.65, gap))
+    assert np.percentile(luminance(hidden), 90) < float(luminance(np.array(gap, float))) + 10 < 0.45 * teeth
+    assert np.median(hidden[:, 0] - hidden[:, 2]) > 0.5 * (gap[0] - gap[2])  # the gap's red, not grey
     shown, teeth = band(smile_twice)
-    assert shown > 0.7 * teeth, (shown, teeth)
+    assert np.percentile(luminance(shown), 90) > 0.7 * teeth

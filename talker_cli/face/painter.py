@@ -88,11 +88,12 @@ class PhotoMouth:
     # seen through a slit, so it joins the opening; carried down with the jaw it drew a black rim along
     # the lower lip of every open frame.
     dark_under_split: np.ndarray
-    # A dark gap under the photo's upper teeth and no lower teeth under it: that speaker's lower teeth
-    # stay behind the lip, and the band opened under the upper teeth is the mouth's dark inside, as
-    # filmed (a natural speaker's open frames); the filmed lower row drawn there was a second row of
-    # teeth, or, darkened to the gap's light, a grey slab.
-    lower_teeth_hidden: bool = False
+    # The colour of the dark gap under the photo's upper teeth where no lower teeth show under it (else
+    # None): that speaker's lower teeth stay behind the lip, and the band opened under the upper teeth
+    # is the mouth's inside seen through that gap, as dark and as coloured as it (a natural speaker's
+    # filmed band 0.40 of her cheek's light, her photo's gap 0.36; the filmed lower row lit as her teeth
+    # drew it at 0.57, a second row of teeth; the cavity's tint, 0.18-0.51).
+    gap_rgb: np.ndarray | None = None
 
 
 def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> PhotoMouth:
@@ -114,7 +115,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
     bright = inside[(luminance(inside) > 0.7 * skin_light) & (chroma < TEETH_CHROMA)] if len(inside) else inside
     widest = float(np.max(np.linalg.norm(lower - upper, axis=1)))
     shows_teeth = widest > 0.02 * unit and len(bright) >= max(3, len(inside) // 5)
-    teeth_split, lower_teeth_hidden = TEETH_SPLIT, False
+    teeth_split, gap_rgb = TEETH_SPLIT, None
     if shows_teeth:  # the darkest line down the opening's middle, if dark beside what is above and below it
         down = np.linspace(0.05, 0.95, 19)
         profile = np.array([np.median(luminance(sample(image, upper + f * (lower - upper)))) for f in down])
@@ -122,7 +123,8 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         k = int(within[np.argmin(profile[within])])
         if profile[k] < DARK_LINE * min(profile[:k].max(), profile[k + 1:].max()):
             teeth_split = float(down[k])
-            lower_teeth_hidden = bool(profile[k + 1:].max() < LOWER_TEETH_SHOWN * float(luminance(np.median(bright, axis=0))))
+            if profile[k + 1:].max() < LOWER_TEETH_SHOWN * float(luminance(np.median(bright, axis=0))):
+                gap_rgb = np.median(sample(image, upper + down[k] * (lower - upper)), axis=0).astype(np.float32)
 
     sides = [sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
     left_light, right_light = (float(luminance(x).mean()) if len(x) else skin_light for x in sides)
@@ -170,7 +172,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
     under_split = (shadow(upper_cut + teeth_split * (lower_cut - upper_cut), marks[LOWER_OUTER].astype(np.float64), ey)
                    if shows_teeth else np.zeros(len(LOWER_CUT), np.float32))
     return PhotoMouth(
-        dark_under_split=under_split, lower_teeth_hidden=lower_teeth_hidden,
+        dark_under_split=under_split, gap_rgb=gap_rgb,
         dark_above=shadow(upper_cut, marks[UPPER_OUTER].astype(np.float64), -ey),
         dark_below=shadow(lower_cut, marks[LOWER_OUTER].astype(np.float64), ey),
         shows_teeth=bool(shows_teeth),
@@ -270,23 +272,17 @@ class MouthPainter:
         # The cavity and the tongue: between filmed rows wider apart than any filmed mouth, and for
         # TH's tongue.
         interior = tongue_shape = None
-        hidden_row = self.photo_teeth and self.look.lower_teeth_hidden
-        if filmed_opening > float(self.bank.openings[-1]) or tongue > 0.2 or hidden_row:
+        if filmed_opening > float(self.bank.openings[-1]) or tongue > 0.2:
             # The cavity: dark, darkest deep in the middle and at the corners, where the cheeks shade it.
             depth = 0.45 + 0.55 * np.abs(2 * t - 1) ** 2
-            interior = self.cavity_rgb * (depth * (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 3))[..., None]
-        # (Under upper teeth with the lower row hidden, the band alone: the photo's own gap is no room
-        # for a tongue, which filled the band at every vowel.)
-        if (gap / unit if hidden_row else filmed_opening) > float(self.bank.openings[-1]) or tongue > 0.2:
+            cavity = self.cavity_rgb * (depth * (1 - 0.5 * np.clip(np.abs(u), 0, 1) ** 3))[..., None]
             # The tongue: its back low in the mouth, its tip raised towards the teeth by tongueOut.
             arch = np.clip(1 - u * u, 0.0, 1.0)
             tongue_top = bottom - h * (0.5 + 0.8 * min(tongue, 0.5)) * np.exp(-((u / 0.55) ** 2))
             tongue_shape = soft(ys - tongue_top) * arch ** 0.5
             tongue_shade = 0.55 + 0.45 * np.clip((ys - tongue_top) / (0.25 * h + 1), 0, 1) ** 0.5
-            interior = interior + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - interior)
-        if hidden_row:
-            pass  # the cavity (and a shout's tongue), as above
-        elif self.photo_teeth:
+            interior = cavity + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb * tongue_shade[..., None] - cavity)
+        if self.photo_teeth:
             # The band opened under the photo's own upper teeth: of the filmed mouth, the share between
             # what the photo's own mouth shows above and below the split (the dark under the upper row,
             # and the lower teeth where the photo's lower lip hid them), so no second upper row is drawn.
@@ -297,7 +293,10 @@ class MouthPainter:
             shown = luminance(interior[mouth > 0.5])
             if len(shown):
                 lightest = float(np.percentile(shown, 90))
-                interior = interior * (LOWER_LIGHT * float(luminance(self.look.teeth_rgb)) / max(lightest, 1.0))
+                if self.look.gap_rgb is None:
+                    interior = interior * (LOWER_LIGHT * float(luminance(self.look.teeth_rgb)) / max(lightest, 1.0))
+                else:  # the gap's colour, in the filmed band's light and shade
+                    interior = self.look.gap_rgb * np.clip(luminance(interior) / max(lightest, 1.0), 0.0, 1.0)[..., None]
         else:
             interior = self._filmed(upper, xs, ys, t, filmed_opening, interior, tongue_shape if tongue > 0.2 else None)
         interior = interior * (1 + self.look.light_slope * np.clip(u, -1, 1))[..., None]
