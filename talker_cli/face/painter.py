@@ -63,9 +63,6 @@ TEETH_SPLIT = 0.85
 # of it (a natural speaker's line between her rows 0.76 of it, another's under her upper teeth 0.54).
 DARK_LINE = 0.8
 SPLIT_RANGE = (0.3, 0.9)
-# Under a dark line beneath the upper teeth, lower teeth show where the photo is that light again (of
-# its upper teeth's light): two men's and a woman's smiles 0.88-1.05; lips alone 0.43-0.84.
-LOWER_TEETH_SHOWN = 0.85
 TEETH_CHROMA = 0.4  # teeth are pale: (max - min) / max of their colour under this, lips and tongue over it
 
 
@@ -88,11 +85,12 @@ class PhotoMouth:
     # seen through a slit, so it joins the opening; carried down with the jaw it drew a black rim along
     # the lower lip of every open frame.
     dark_under_split: np.ndarray
-    # The colour of the dark gap under the photo's upper teeth where no lower teeth show under it (else
-    # None): that speaker's lower teeth stay behind the lip, and the band opened under the upper teeth
-    # is the mouth's inside seen through that gap, as dark and as coloured as it (a natural speaker's
-    # filmed band 0.40 of her cheek's light, her photo's gap 0.36; the filmed lower row lit as her teeth
-    # drew it at 0.57, a second row of teeth; the cavity's tint, 0.18-0.51).
+    # The colour of the dark line the jaw parts at under the photo's upper teeth (the gap between its
+    # rows, or above a lower lip that hides the lower teeth), else None: the band opened there is the
+    # mouth's inside seen through that gap, as dark and as coloured as it, whatever drops with the jaw
+    # below it (a natural speaker's filmed band 0.40 of her cheek's light, her photo's gap 0.36; the
+    # filmed lower row lit as her teeth drew it at 0.57, a second row of teeth, and between a smile's
+    # two rows a grey band; the cavity's tint, 0.18-0.51).
     gap_rgb: np.ndarray | None = None
 
 
@@ -123,8 +121,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         k = int(within[np.argmin(profile[within])])
         if profile[k] < DARK_LINE * min(profile[:k].max(), profile[k + 1:].max()):
             teeth_split = float(down[k])
-            if profile[k + 1:].max() < LOWER_TEETH_SHOWN * float(luminance(np.median(bright, axis=0))):
-                gap_rgb = np.median(sample(image, upper + down[k] * (lower - upper)), axis=0).astype(np.float32)
+            gap_rgb = np.median(sample(image, upper + down[k] * (lower - upper)), axis=0).astype(np.float32)
 
     sides = [sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
     left_light, right_light = (float(luminance(x).mean()) if len(x) else skin_light for x in sides)
