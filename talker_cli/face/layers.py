@@ -9,8 +9,9 @@ each column exactly (the lower lip stretches into the chin many times over, wher
 Newton steps never settle), across by a fixed-point step; a pixel belongs to a surface when the point
 it comes from lies on that surface's side of the cut. Everything is dense, over a box around the
 mouth: a frame costs one interpolation per lip and a few small remaps, not a triangle rasterizer.
-The renderer draws the lips this way only while they are parted wider than the photo's own; closing,
-its backward map stretches them together over whatever the photo showed between them.
+The renderer draws the lips this way while they are parted wider than the photo's own, and while they
+close over a photo open at rest, over whatever it shows between them (its teeth too), which stays where
+it was.
 
 The photo's own interior (the shadow between closed lips, teeth between parted ones) lies between
 the two cuts. Where it shows teeth, the part above the jaw's split stays with the skull and the part
