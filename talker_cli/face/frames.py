@@ -185,7 +185,8 @@ def _feather(length: int, share: float) -> np.ndarray:
 
 CLOSE = BASIS.index("close")
 CLOSING_BELOW = 0.2  # eye distances under the lower lip (FaceMesh 17) that closing lips are drawn forward to
-CLOSING_OVERLAP = 0.15  # lips closing over a photo's teeth move this much further: pressed, they overlap
+CLOSING_BESIDE = 0.33  # of the mouth's half width beside each corner that closing lips are drawn forward to
+CLOSING_OVERLAP = 0.1  # lips closing over a photo's teeth move this much further: pressed, they overlap
 PUCKER = BASIS.index("pucker")
 
 
@@ -274,8 +275,15 @@ class FrameRenderer:
         # under the lower lip, not over the whole box, made for a jaw dropped wide (half the rows).
         below = int(np.ceil(photo.landmarks_px[17, 1] + CLOSING_BELOW * self.rig.frame.eye_px))
         self.closing_rows = slice(0, max(min(below, ly1) - ly0, 2))
+        # ... and across, from a third of the mouth's half width outside one corner to the other's: the
+        # lips close only between the corners (the rest of the box is made for a wide jaw's cheeks).
+        corners = photo.landmarks_px[[LEFT_CORNER, RIGHT_CORNER], 0]
+        reach = CLOSING_BESIDE * self.rig.frame.half_width_px
+        cx0, cx1 = int(np.floor(corners.min() - reach)), int(np.ceil(corners.max() + reach))
+        self.closing_cols = slice(max(cx0 - lx0, 0), max(min(cx1, lx1) - lx0, max(cx0 - lx0, 0) + 2))
         closing_feather = _feather(self.closing_rows.stop, 0.2)
-        self.closing_feather = np.minimum(closing_feather[:, None], fx[None, :]).astype(np.float32)
+        across = _feather(self.closing_cols.stop - self.closing_cols.start, 0.15)
+        self.closing_feather = np.minimum(closing_feather[:, None], across[None, :]).astype(np.float32)
         # Only a photo open at rest has lips that close over an opening (render() smooths where they meet).
         self.meeting = _meeting_line(self.rig.frame, self.box) if self.rig.frame.rest_gap_px > 1.0 else None
         # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
@@ -362,21 +370,23 @@ class FrameRenderer:
         darkest there 78 -> 90 half way shut, a webcam speaker's 28 -> 56: a pale, shut mouth)."""
         cv2 = self.cv2
         parted = float(np.clip(gap / (SEAM_OPEN * self.rig.frame.eye_px), 0.0, 1.0))
-        rows, feather = (self.closing_rows, self.closing_feather) if closing else (slice(None), self.lips_feather)
-        still_x, still_y = np.ascontiguousarray(still_x[rows]), np.ascontiguousarray(still_y[rows])
+        rows, cols, feather = ((self.closing_rows, self.closing_cols, self.closing_feather) if closing
+                               else (slice(None), slice(None), self.lips_feather))
+        still_x, still_y = np.ascontiguousarray(still_x[rows, cols]), np.ascontiguousarray(still_y[rows, cols])
         if closing and self.painter.photo_teeth:
             # Lips pressed shut over teeth overlap: the close field follows each lip's gap smoothly and falls
             # short of the photo's own by up to 5% beside the corners, where the photo between showed as a
-            # dark seam (a mouth opened 0.3 eye distances read 0.053 open at M/B/P; 0.020 with this).
+            # dark seam (a mouth opened 0.3 eye distances read 0.053 open at M/B/P; 0.018 with this).
             weights = weights.copy()
             weights[CLOSE] *= 1 + CLOSING_OVERLAP
-        lips, hole = draw_lips(self.layers, self.photo.image_rgb, weights, still_x, still_y, parted, cv2)
+        lips, hole = draw_lips(self.layers, self.photo.image_rgb, weights, still_x, still_y, parted, cv2,
+                               near=closing)
         if closing:
             inside = cv2.remap(self.photo.image_rgb, still_x, still_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
             lips = cv2.blendLinear(inside, lips, hole, 1 - hole)
             hole = np.zeros_like(hole)
-        lx0, ly0, lx1 = self.lips_box[:3]
-        ly1 = ly0 + lips.shape[0]
+        lx0, ly0 = self.lips_box[0] + (cols.start or 0), self.lips_box[1]
+        ly1, lx1 = ly0 + lips.shape[0], lx0 + lips.shape[1]
         frame[ly0:ly1, lx0:lx1] = cv2.blendLinear(lips, frame[ly0:ly1, lx0:lx1], feather, 1 - feather)
         return hole * feather, (lx0, ly0)
 

@@ -32,6 +32,7 @@ QUERY_STEP = 3  # each lip's inverse map is found on every third pixel, the offs
 X_STEPS, X_TOLERANCE = 6, 0.4  # steps more across, for the pixels the first step misses by more (px)
 JUMP_PX = 1.0  # ... except where two nodes' offsets differ by more than this: there at every pixel
 READ_ROW = 4096  # points read per row of a map (OpenCV's maps are under 32767 wide)
+NEAR_STEPS = 3  # fixed-point steps of _invert_near
 FAR = 1e4  # pixels: a signed distance that means "wholly on this side"
 LIFT_REACH = 0.15  # of the box's height: how far above its photo place the upper lip may bare the teeth
 
@@ -269,6 +270,24 @@ def _invert(field: np.ndarray, px: np.ndarray, py: np.ndarray, origin: tuple[int
     return qx, qy
 
 
+def _invert_near(field: np.ndarray, px: np.ndarray, py: np.ndarray, origin: tuple[int, int], cv2) -> tuple[np.ndarray, np.ndarray]:
+    """_invert where both lips move little and smoothly (closing over the photo's own opening: the
+    close field falls from each lip's edge over three times the distance it moves, so each step takes a
+    third of the error at most): q = p - d(q), from q = p, NEAR_STEPS times. A tenth of the time."""
+    x0, y0 = origin
+    half = field.shape[1] // 2
+    found = []
+    for part in (np.ascontiguousarray(field[:, :half]), np.ascontiguousarray(field[:, half:])):
+        qx, qy = px, py
+        for _ in range(NEAR_STEPS):
+            d = cv2.remap(part, (qx - x0) / FIELD_STEP, (qy - y0) / FIELD_STEP, cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_REPLICATE)
+            qx, qy = px - d[..., 0], py - d[..., 1]
+        found.append((qx, qy))
+    return (np.concatenate([found[0][0], found[1][0]], axis=1).astype(np.float32),
+            np.concatenate([found[0][1], found[1][1]], axis=1).astype(np.float32))
+
+
 @lru_cache(maxsize=8)
 def _upsampling(shape: tuple[int, int], half: int) -> tuple[np.ndarray, np.ndarray]:
     """The maps that read a side-by-side coarse grid (QUERY_STEP) at every pixel of a box, both halves."""
@@ -281,14 +300,14 @@ def _at(plane: np.ndarray, qx: np.ndarray, qy: np.ndarray, origin: tuple[int, in
 
 
 def draw_lips(layers: MouthLayers, image: np.ndarray, weights: np.ndarray, px: np.ndarray, py: np.ndarray,
-              parted: float, cv2) -> tuple[np.ndarray, np.ndarray]:
+              parted: float, cv2, near: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The mouth's box drawn forward: px, py are where each output pixel of the box lies in the photo
     before the face moves (the head's motion undone); parted: how far the lips are apart, 0 (shut) to
     1 (the photo's dark between them is the opening's). Returns the pixels (uint8 RGB) and the hole:
     how much of each pixel neither lip, nor the photo's own teeth, covers (the painter's to fill)."""
     origin = layers.box[:2]
     field = weighted_fields(weights, layers.fields)
-    qx, qy = _invert(field, px, py, origin, cv2)
+    qx, qy = (_invert_near if near else _invert)(field, px, py, origin, cv2)
     # Each lip covers the pixels that come from its side of its cut (a pixel's width of soft edge).
     cut_width = layers.upper_cut.shape[1]
     cut = cv2.remap(layers.cuts, _side_by_side(qx - origin[0], cut_width), qy - origin[1], cv2.INTER_LINEAR,
