@@ -175,7 +175,8 @@ def test_while_speaking_the_mouth_relaxes_from_its_photo_width_towards_the_talki
     """The sample smiles (its corners 0.71 eye distances apart): speaking, it talks narrower, as filmed
     smiles do; a mouth narrower than the talking width (here the width raised to 0.8) talks wider.
     Frames before the mouth first moves are the photo itself. (FaceMesh reads the smile's lips closed
-    over its teeth 1-3% narrower than they are drawn: within 0.035 of the width asked.)"""
+    over its teeth, whole under them, 1-4% narrower than they are drawn: within 0.04 of the width
+    asked; not relaxed, 0.08 and 0.12 off.)"""
     from talker_cli.face import frames
     from talker_cli.photo import read_mouths
 
@@ -188,7 +189,7 @@ def test_while_speaking_the_mouth_relaxes_from_its_photo_width_towards_the_talki
     assert np.array_equal(drawn[0], photo.image_rgb) and np.array_equal(drawn[1], photo.image_rgb)
     rest_width, talking = read_mouths([photo.image_rgb, drawn[2]])[:, 1]
     expected = 1 + frames.WIDTH_RELAX * (talking_width / rest_width - 1)
-    assert talking / rest_width == pytest.approx(expected, abs=0.035), (rest_width, talking)
+    assert talking / rest_width == pytest.approx(expected, abs=0.04), (rest_width, talking)
 
 
 @pytest.mark.parametrize("mouth_scale", [1.0, 0.75])

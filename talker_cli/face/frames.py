@@ -186,7 +186,7 @@ def _feather(length: int, share: float) -> np.ndarray:
 CLOSE = BASIS.index("close")
 CLOSING_BELOW = 0.2  # eye distances under the lower lip (FaceMesh 17) that closing lips are drawn forward to
 CLOSING_BESIDE = 0.33  # of the mouth's half width beside each corner that closing lips are drawn forward to
-CLOSING_OVERLAP = 0.1  # lips closing over a photo's teeth move this much further: pressed, they overlap
+CLOSING_OVERLAP = 0.15  # lips closing over a photo's teeth move this much further: pressed, they overlap
 PUCKER = BASIS.index("pucker")
 
 
