@@ -376,7 +376,7 @@ class FrameRenderer:
         if closing and self.painter.photo_teeth:
             # Lips pressed shut over teeth overlap: the close field follows each lip's gap smoothly and falls
             # short of the photo's own by up to 5% beside the corners, where the photo between showed as a
-            # dark seam (a mouth opened 0.3 eye distances read 0.053 open at M/B/P; 0.018 with this).
+            # dark seam (a mouth opened 0.3 eye distances read 0.053 open at M/B/P; 0.014 with this).
             weights = weights.copy()
             weights[CLOSE] *= 1 + CLOSING_OVERLAP
         lips, hole = draw_lips(self.layers, self.photo.image_rgb, weights, still_x, still_y, parted, cv2,
@@ -423,8 +423,8 @@ class FrameRenderer:
         # Lips parted wider than the photo's own are drawn forward, cut apart along the inner lips, and so
         # are lips closing over a photo open at rest: what lies between them, its own teeth too, stays
         # where it is as they meet over it. (Squeezed together with the lips by the backward map, a
-        # photo's teeth went into the seam, and FaceMesh read two natural speakers' closures shut in 52
-        # of their 59 closed frames, 56 drawn forward.) For a photo with teeth, `gap` is the band under
+        # photo's teeth went into the seam, and FaceMesh read two natural speakers' closures shut in 53
+        # of their 59 closed frames, 57 drawn forward.) For a photo with teeth, `gap` is the band under
         # the split, and it closes while the lips' close weight holds and no band opens.
         moving = bool(weights[MOUTH_SHAPES].any())
         rest_gap = self.rig.frame.rest_gap_px
