@@ -382,8 +382,9 @@ class FrameRenderer:
         lips, hole = draw_lips(self.layers, self.photo.image_rgb, weights, still_x, still_y, parted, cv2,
                                near=closing)
         if closing:
-            inside = cv2.remap(self.photo.image_rgb, still_x, still_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-            lips = cv2.blendLinear(inside, lips, hole, 1 - hole)
+            if not self.painter.photo_teeth:  # (over teeth the lips are drawn over the photo where it is already)
+                inside = cv2.remap(self.photo.image_rgb, still_x, still_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+                lips = cv2.blendLinear(inside, lips, hole, 1 - hole)
             hole = np.zeros_like(hole)
         lx0, ly0 = self.lips_box[0] + (cols.start or 0), self.lips_box[1]
         ly1, lx1 = ly0 + lips.shape[0], lx0 + lips.shape[1]

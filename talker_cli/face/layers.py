@@ -299,6 +299,20 @@ def _at(plane: np.ndarray, qx: np.ndarray, qy: np.ndarray, origin: tuple[int, in
     return cv2.remap(plane, qx - origin[0], qy - origin[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
 
+def _teeth_under_raised_lip(layers: MouthLayers, field: np.ndarray, px: np.ndarray, py: np.ndarray,
+                            origin: tuple[int, int], cv2) -> np.ndarray:
+    """Where each pixel of the box reads the photo's teeth (its row) when the upper lip rises off them:
+    the teeth from the cut down to the split drawn taller by as far as the lip rose there."""
+    below_cut = _at(layers.upper_cut, px, py, origin, cv2)
+    teeth_px = np.maximum(below_cut - _at(layers.split, px, py, origin, cv2), 1.0)
+    lip_dy = np.ascontiguousarray(field[:, :field.shape[1] // 2, 1])
+    raised = np.clip(-cv2.remap(lip_dy, ((px - origin[0]) / FIELD_STEP).astype(np.float32),
+                                ((py - origin[1]) / FIELD_STEP).astype(np.float32), cv2.INTER_LINEAR,
+                                borderMode=cv2.BORDER_REPLICATE), 0.0, LIFT_REACH * (layers.box[3] - layers.box[1]))
+    read = np.clip((below_cut + raised) * teeth_px / (teeth_px + raised), 0.5, teeth_px)
+    return py + np.where(below_cut < teeth_px, np.maximum(read - below_cut, 0.0), 0.0)
+
+
 def draw_lips(layers: MouthLayers, image: np.ndarray, weights: np.ndarray, px: np.ndarray, py: np.ndarray,
               parted: float, cv2, near: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The mouth's box drawn forward: px, py are where each output pixel of the box lies in the photo
@@ -323,14 +337,8 @@ def draw_lips(layers: MouthLayers, image: np.ndarray, weights: np.ndarray, px: n
         # as far as the lip rose there (its own field at the pixel), their top still under the lip. Drawn
         # on up from the row at the cut instead, every column repeated one pixel of the lip's edge: pink
         # and white stripes over the sample's teeth at AA.
-        below_cut = _at(layers.upper_cut, px, py, origin, cv2)
-        teeth_px = np.maximum(below_cut - _at(layers.split, px, py, origin, cv2), 1.0)
-        lip_dy = np.ascontiguousarray(field[:, :field.shape[1] // 2, 1])
-        raised = np.clip(-cv2.remap(lip_dy, ((px - origin[0]) / FIELD_STEP).astype(np.float32),
-                                    ((py - origin[1]) / FIELD_STEP).astype(np.float32), cv2.INTER_LINEAR,
-                                    borderMode=cv2.BORDER_REPLICATE), 0.0, LIFT_REACH * (layers.box[3] - layers.box[1]))
-        read = np.clip((below_cut + raised) * teeth_px / (teeth_px + raised), 0.5, teeth_px)
-        on_teeth = py + np.where(below_cut < teeth_px, np.maximum(read - below_cut, 0.0), 0.0)
+        # (Lips closing over the teeth (near) come down over them: nothing is bared.)
+        on_teeth = py if near else _teeth_under_raised_lip(layers, field, px, py, origin, cv2)
         # A pixel's width of soft edge at the split and under the lip: a hard one drew the teeth's edge
         # as a staircase.
         teeth = (np.clip(0.5 + _at(layers.upper_cut, px, on_teeth, origin, cv2), 0.0, 1.0)
