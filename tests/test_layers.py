@@ -165,7 +165,7 @@ def test_a_photos_own_teeth_open_with_the_mouth_and_are_covered_when_the_lips_cl
 def test_lips_closing_over_a_photos_teeth_leave_them_where_they_are(smile_twice):
     """Half way shut, a smile's lips come together over its teeth, which stay as the photo shows them
     between the lips (squeezed together with the lips by the backward map, they went into the seam: a
-    natural speaker's closures read shut in 40 of 44 frames, 43 with the teeth kept)."""
+    natural speaker's closures read shut in 40 of 44 frames, 42 with the teeth kept)."""
     from .conftest import _renderer
 
     photo, renderer = _renderer(smile_twice)

@@ -747,10 +747,10 @@ def test_a_dark_lipstick_keeps_its_lips_as_the_mouth_opens(tmp_path):
 
 
 def test_lips_closing_over_a_photos_teeth_meet_on_a_smooth_line(smiling):
-    """Closing over the photo's open mouth, the lips meet on a line the backward map draws a pixel at
-    a time; each pixel it crosses mixes the two lips by how much of it lies on each side, so the
-    sloping line is not a staircase: across it, the pixels on the line lie part way between their
-    neighbours above and below (31% of them here; drawn hard, 15%)."""
+    """Closing over the photo's open mouth, the lips drawn forward meet on a sloping line; each lip's
+    cut has a pixel's width of soft edge, so each pixel the line crosses mixes the two lips by how much
+    of it lies on each side and the line is not a staircase: across it, the pixels on the line lie part
+    way between their neighbours above and below (30% of them here; cut hard, 14%)."""
     from talker_cli.face.frames import _meeting_line
 
     photo, renderer = smiling

@@ -279,12 +279,13 @@ class FrameRenderer:
         # lips close only between the corners (the rest of the box is made for a wide jaw's cheeks).
         corners = photo.landmarks_px[[LEFT_CORNER, RIGHT_CORNER], 0]
         reach = CLOSING_BESIDE * self.rig.frame.half_width_px
-        cx0, cx1 = int(np.floor(corners.min() - reach)), int(np.ceil(corners.max() + reach))
-        self.closing_cols = slice(max(cx0 - lx0, 0), max(min(cx1, lx1) - lx0, max(cx0 - lx0, 0) + 2))
+        start = max(int(np.floor(corners.min() - reach)) - lx0, 0)
+        self.closing_cols = slice(start, max(min(int(np.ceil(corners.max() + reach)), lx1) - lx0, start + 2))
         closing_feather = _feather(self.closing_rows.stop, 0.2)
         across = _feather(self.closing_cols.stop - self.closing_cols.start, 0.15)
         self.closing_feather = np.minimum(closing_feather[:, None], across[None, :]).astype(np.float32)
-        # Only a photo open at rest has lips that close over an opening (render() smooths where they meet).
+        # Lips a hair apart in the photo close by the backward map, and render() smooths where they meet
+        # (a photo open at rest closes forward, its meeting line drawn by the layers' soft cuts).
         self.meeting = _meeting_line(self.rig.frame, self.box) if self.rig.frame.rest_gap_px > 1.0 else None
         # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
         self.scale = replace(self.scale, curve=curve or calibrate(self._drawn_open, read_mouth_openings))
@@ -425,7 +426,7 @@ class FrameRenderer:
         # are lips closing over a photo open at rest: what lies between them, its own teeth too, stays
         # where it is as they meet over it. (Squeezed together with the lips by the backward map, a
         # photo's teeth went into the seam, and FaceMesh read two natural speakers' closures shut in 53
-        # of their 59 closed frames, 57 drawn forward.) For a photo with teeth, `gap` is the band under
+        # of their 59 closed frames, 56 drawn forward.) For a photo with teeth, `gap` is the band under
         # the split, and it closes while the lips' close weight holds and no band opens.
         moving = bool(weights[MOUTH_SHAPES].any())
         rest_gap = self.rig.frame.rest_gap_px
