@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 SAMPLE_PHOTO = ROOT / "samples" / "face.png"
 PARAGRAPH = (
     "The morning light came slowly over the hills, and the town began its ordinary day. "
@@ -96,6 +97,33 @@ def encode_only_seconds(mp4: Path, manifest: dict, folder: Path) -> tuple[float,
     return seconds, cpu
 
 
+def draw_alone_fps(photo: Path, track_file: Path, max_side: int | None, passes: int = 3) -> float:
+    """The run's own frames drawn again in this process on one thread, with no encoder beside them:
+    frames per second, each frame's fastest of `passes` (the draw column shares the cores with the
+    encoder, and a 10 s video's 0.4 s of drawing moved by a fifth from one run to the next)."""
+    import cv2
+    import numpy as np
+
+    from talker_cli.artifacts import BlendshapeTrack
+    from talker_cli.config import RenderConfig
+    from talker_cli.face.frames import FrameRenderer
+    from talker_cli.photo import load_photo
+
+    cv2.setNumThreads(1)
+    kept = json.loads(track_file.read_text())
+    track = BlendshapeTrack(kept["fps"], tuple(kept["names"]), np.array(kept["frames"], np.float32),
+                            head=np.array(kept["head_rotation_deg"]["frames"], np.float32))
+    config = RenderConfig(**({"max_side": max_side} if max_side else {}))
+    renderer = FrameRenderer(load_photo(photo, config))
+    fastest = np.full(track.frame_count, np.inf)
+    for _ in range(passes):
+        for index in range(track.frame_count):
+            started = time.perf_counter()
+            renderer.render(track, index)
+            fastest[index] = min(fastest[index], time.perf_counter() - started)
+    return track.frame_count / float(fastest.sum())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lengths", default="10,60,300", help="target speech lengths in seconds")
@@ -117,6 +145,8 @@ def main() -> None:
             manifest, _ = run_one(seconds, args.preset, Path(tmp), cache=cache, photo_flags=photo_flags)
             stages = {s["name"]: s for s in manifest["stages"]}
             encode_s, encode_cpu_s = encode_only_seconds(Path(manifest["output"]["video"]), manifest, Path(tmp))
+            video = Path(manifest["output"]["video"])
+            alone_fps = draw_alone_fps(args.photo, video.with_name(f"{video.stem}.blendshapes.json"), args.max_side)
             rows.append({
                 "target_s": seconds,
                 "video_s": manifest["video"]["duration_s"],
@@ -125,6 +155,7 @@ def main() -> None:
                 **{name: stages[name]["seconds"] for name in stage_names},
                 "draw_s": stages["render"]["details"]["draw_seconds"],
                 "render_fps": stages["render"]["details"]["draw_fps"],
+                "alone_fps": alone_fps,
                 "total_s": manifest["seconds"],
                 "encode_s": encode_s,
                 "cpu_s": manifest["cpu_seconds"],
@@ -132,18 +163,19 @@ def main() -> None:
                 "rtf": manifest["real_time_factor"],
                 "peak_rss_mib": max(s["peak_rss_bytes"] for s in manifest["stages"] if s["ran"]) / 2**20,
             })
-    header = ["video s", "size", "frames"] + [f"{n} s" for n in stage_names] + ["draw s", "draw fps", "total s",
+    header = ["video s", "size", "frames"] + [f"{n} s" for n in stage_names] + ["draw s", "draw fps", "draw alone fps", "total s",
                                                                        "encode-only s", "total / encode-only", "RTF",
                                                                        "CPU s", "encode-only CPU s", "peak RSS MiB"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for r in rows:
         cells = [f"{r['video_s']:.1f}", r["size"], str(r["frames"])] + [f"{r[n]:.2f}" for n in stage_names]
-        cells += [f"{r['draw_s']:.2f}", f"{r['render_fps']:.0f}", f"{r['total_s']:.1f}", f"{r['encode_s']:.1f}",
+        cells += [f"{r['draw_s']:.2f}", f"{r['render_fps']:.0f}", f"{r['alone_fps']:.0f}", f"{r['total_s']:.1f}", f"{r['encode_s']:.1f}",
                   f"{r['total_s'] / r['encode_s']:.2f}", f"{r['rtf']:.3f}", f"{r['cpu_s']:.1f}", f"{r['encode_cpu_s']:.1f}",
                   f"{r['peak_rss_mib']:.0f}"]
         print("| " + " | ".join(cells) + " |")
     print("\nrender s: drawing the frames (draw s) while ffmpeg encodes them; RTF = run seconds / video seconds (lower is faster);")
+    print("draw alone fps: the same frames drawn again on one thread with no encoder (each frame's fastest of 3).")
     print("encode-only s: talker's ffmpeg command on the same frames and sound read from files (the floor).")
     print(f"CPU s: user and system seconds of the whole process and its encoder, all cores ({os.cpu_count()} here).")
     lipsync_table(lengths, args.preset)

@@ -729,7 +729,7 @@ def test_each_lips_pixels_come_from_where_its_motion_brings_them_at_a_shout(tmp_
     shout[INDEX["jawOpen"]] = min(1.0, 1.8 * shout[INDEX["jawOpen"]])
     weights = basis_weights(BlendshapeTrack(25, NAMES, shout[None]), 0, renderer.scale)
     layers = renderer.layers
-    field = weighted_fields(weights, layers.fields)
+    field = weighted_fields(weights, layers.fields, layers.field_spans)
     x0, y0, x1, y1 = renderer.lips_box
     py, px = np.mgrid[y0:y1, x0:x1].astype(np.float32)
     qx, qy = _invert(field, px, py, layers.box[:2], cv2)

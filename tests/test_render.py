@@ -100,16 +100,25 @@ def test_the_upper_lip_rises_as_a_whole_and_the_nose_stays(photo):
 
 
 def test_the_fields_are_summed_by_their_weights_and_resting_shapes_cost_nothing():
-    from talker_cli.face.rig import weighted_fields
+    """Each field is added over its own span, where it moves anything: a mouth shape's is a small part
+    of the face's."""
+    from talker_cli.face.rig import field_spans, weighted_fields
 
     rng = np.random.default_rng(5)
-    fields = rng.normal(size=(6, 7, 9, 2)).astype(np.float32)
+    fields = np.zeros((6, 7, 9, 2), np.float32)
+    fields[1, 2:4, 3:6] = rng.normal(size=(2, 3, 2))
+    fields[3] = rng.normal(size=(7, 9, 2))
+    fields[4, 5:7, 1:3] = rng.normal(size=(2, 2, 2))
+    fields[4, 0, 0] = 1e-6  # far under a thousandth of a pixel: left out
+    spans = field_spans(fields)
+    assert spans[1] == (slice(2, 4), slice(3, 6)) and spans[4] == (slice(5, 7), slice(1, 3))
+    assert spans[3] == (slice(0, 7), slice(0, 9)) and spans[0] == (slice(0, 0), slice(0, 0))
     weights = np.array([0.0, 1.5, 0.0, -0.25, 2.0, 0.0], np.float32)
-    assert np.allclose(weighted_fields(weights, fields), np.tensordot(weights, fields, axes=1), atol=1e-5)
+    assert np.allclose(weighted_fields(weights, fields, spans), np.tensordot(weights, fields, axes=1), atol=1e-5)
     fields[[0, 2, 5]] = np.nan  # a shape at rest is never read
-    assert np.isfinite(weighted_fields(weights, fields)).all()
-    assert not weighted_fields(np.zeros(6, np.float32), fields).any()
-    assert weighted_fields(weights, fields).dtype == np.float32
+    assert np.isfinite(weighted_fields(weights, fields, spans)).all()
+    assert not weighted_fields(np.zeros(6, np.float32), fields, spans).any()
+    assert weighted_fields(weights, fields, spans).dtype == np.float32
 
 
 def _mouth_narrowed(landmarks, scale):

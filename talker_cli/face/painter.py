@@ -44,6 +44,16 @@ TONGUE_TINT = np.array([1.05, 0.78, 0.8], np.float32)
 CAVITY_LIGHT = 0.3
 
 
+def _upper_decile(values: np.ndarray) -> float:
+    """np.percentile(values, 90), by one partial sort: np.percentile's own set-up cost a frame with a
+    band under the photo's teeth a fifth of its drawing."""
+    at = 0.9 * (len(values) - 1)
+    below = int(at)
+    above = min(below + 1, len(values) - 1)
+    part = np.partition(values, (below, above))
+    return float(part[below] + (at - below) * (part[above] - part[below]))
+
+
 def _tint(rgb: np.ndarray, tint: np.ndarray) -> np.ndarray:
     """`tint`, with its hue in proportion to how coloured `rgb` (the lips, the skin) is: none for grey."""
     grey = float(luminance(tint))
@@ -295,7 +305,7 @@ class MouthPainter:
             # in the light of the photo's own teeth: the filmed row's brightest that much darker than they
             shown = luminance(interior[mouth > 0.5])
             if len(shown):
-                lightest = float(np.percentile(shown, 90))
+                lightest = _upper_decile(shown)
                 if self.look.gap_rgb is None:
                     interior = interior * (LOWER_LIGHT * float(luminance(self.look.teeth_rgb)) / max(lightest, 1.0))
                 else:  # the gap's colour, in the filmed band's light and shade
