@@ -751,12 +751,17 @@ def test_lips_closing_over_a_photos_teeth_meet_on_a_smooth_line(smiling):
     cut has a pixel's width of soft edge, so each pixel the line crosses mixes the two lips by how much
     of it lies on each side and the line is not a staircase: across it, the pixels on the line lie part
     way between their neighbours above and below (30% of them here; cut hard, 14%)."""
-    from talker_cli.face.frames import _meeting_line
-
     photo, renderer = smiling
     light = renderer.render(pose("sil"), 0).astype(float) @ [0.299, 0.587, 0.114]
     x0, y0, x1, y1 = renderer.box
-    rows, cols, _ = _meeting_line(renderer.rig.frame, renderer.box)
+    # The pixels the line midway between the photo's inner lips crosses (where the lips meet).
+    frame = renderer.rig.frame
+    ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float64)
+    u, v = frame.to_uv(np.stack([xs.ravel(), ys.ravel()], axis=1))
+    below_px = ((v - frame.seam_v(u, split=0.5)) * frame.half_width_px * abs(frame.ey[1])).reshape(xs.shape)
+    rows, cols = np.nonzero((np.abs(below_px) < 0.5) & (np.abs(u.reshape(xs.shape)) < 1.0))
+    inside = (rows > 0) & (rows < xs.shape[0] - 1)
+    rows, cols = rows[inside], cols[inside]
     box = light[y0:y1, x0:x1]
     above, below, on = box[rows - 1, cols], box[rows + 1, cols], box[rows, cols]
     contrast = np.abs(above - below) > 12

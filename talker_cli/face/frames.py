@@ -190,34 +190,6 @@ CLOSING_OVERLAP = 0.15  # lips closing over a photo's teeth move this much furth
 PUCKER = BASIS.index("pucker")
 
 
-def _meeting_line(frame: MouthFrame, box: tuple[int, int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where lips closing over a photo's open mouth meet (midway between its inner lips), as the
-    pixels of the box the line crosses: their rows and columns, and how far below the line each
-    pixel's centre lies (-0.5 to 0.5 pixels)."""
-    x0, y0, x1, y1 = box
-    ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float64)
-    u, v = frame.to_uv(np.stack([xs.ravel(), ys.ravel()], axis=1))
-    mid = v - frame.seam_v(u, split=0.5)
-    below_px = (mid * frame.half_width_px * np.abs(frame.ey[1])).reshape(xs.shape)  # vertical distance
-    rows, cols = np.nonzero((np.abs(below_px) < 0.5) & (np.abs(u.reshape(xs.shape)) < 1.0))
-    inside = (rows > 0) & (rows < xs.shape[0] - 1)
-    rows, cols = rows[inside], cols[inside]
-    return rows, cols, below_px[rows, cols].astype(np.float32)
-
-
-def _smooth_meeting(box: np.ndarray, meeting: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
-    """Lips closing over an open mouth meet on a line the backward map draws a pixel at a time: each
-    pixel the line crosses takes the other lip's colour (its neighbour across the line) for the share
-    of it that lies on that lip's side, so a sloping line is smooth, not a staircase."""
-    rows, cols, below = meeting
-    if not len(rows):
-        return
-    across = np.where(below >= 0, rows - 1, rows + 1)  # the neighbour on the other side of the line
-    own = (0.5 + np.abs(below))[:, None]
-    mixed = own * box[rows, cols].astype(np.float32) + (1 - own) * box[across, cols].astype(np.float32)
-    box[rows, cols] = mixed.round().astype(np.uint8)
-
-
 class FrameRenderer:
     """Holds the rig, the head's matte and the grids; render(i) makes frame i of the track.
 
@@ -284,9 +256,6 @@ class FrameRenderer:
         closing_feather = _feather(self.closing_rows.stop, 0.2)
         across = _feather(self.closing_cols.stop - self.closing_cols.start, 0.15)
         self.closing_feather = np.minimum(closing_feather[:, None], across[None, :]).astype(np.float32)
-        # Lips a hair apart in the photo close by the backward map, and render() smooths where they meet
-        # (a photo open at rest closes forward, its meeting line drawn by the layers' soft cuts).
-        self.meeting = _meeting_line(self.rig.frame, self.box) if self.rig.frame.rest_gap_px > 1.0 else None
         # Last, as the probes are drawn by render() itself, with the lips drawn as asked until now.
         self.scale = replace(self.scale, curve=curve or calibrate(self._drawn_open, read_mouth_openings))
 
@@ -434,8 +403,6 @@ class FrameRenderer:
             closing = moving and self.painter.look.open_gap_px > 0 and weights[CLOSE] * rest_gap > 0.5 and gap <= 0.5
         else:
             closing = moving and self.painter.look.open_gap_px > 0 and gap < rest_gap - 0.5
-        if not closing and self.meeting is not None and weights[CLOSE] * rest_gap > 1.0:
-            _smooth_meeting(frame[y0:y1, x0:x1], self.meeting)
         hole = None
         if closing or (moving and gap > rest_gap + 0.5):
             hole = self._lips_forward(frame, weights, still_x, still_y, gap, closing)
