@@ -823,24 +823,32 @@ def test_under_teeth_over_a_dark_gap_the_opening_is_that_gaps_dark_not_a_second_
     them)."""
     from .conftest import _renderer
 
-    def band(path: Path) -> tuple[np.ndarray, float]:  # the band's pixels and the photo's teeth's light
+    def band(path: Path, jaw: float = 0.2) -> tuple[np.ndarray, float]:  # the band's pixels, the teeth's light
         photo, renderer = _renderer(path)
         assert (renderer.painter.look.gap_rgb is None) == (path == smile_twice)  # the premise: a gap read or not
         lm = photo.landmarks_px
         x, half = int(round(lm[13][0])), int(0.25 * (lm[291][0] - lm[61][0]))
         split = lm[13][1] + renderer.rig.frame.split * (lm[14][1] - lm[13][1])
-        track = _jaw(0.25)
+        track = _jaw(jaw)
         seam = renderer.rig.opening(basis_weights(track, 0, renderer.scale), from_lips=False)[1]
         drop = float(seam[len(seam) // 2, 1] - split)
         assert drop > 4  # the test's premise: a band opened
+        widest = (renderer.painter.look.open_gap_px + drop) / renderer.rig.frame.eye_px > renderer.painter.bank.openings[-1]
+        assert widest == (jaw > 0.3)  # the premise: only the shout opens wider than any filmed mouth
         inside = renderer.render(track, 0)[int(split) + 2:int(split + drop) - 1, x - half:x + half]
         return inside.reshape(-1, 3).astype(float), float(luminance(renderer.painter.look.teeth_rgb))
 
     gap = (70, 30, 35)
     over = _smile_drawn_over(smile_twice, tmp_path, "lip.png", 0.65, 1.0, (165, 150, 145))  # no lower teeth: duller
-    hidden, teeth = band(_smile_drawn_over(over, tmp_path, "gap.png", 0.45, 0.65, gap))
+    gapped = _smile_drawn_over(over, tmp_path, "gap.png", 0.45, 0.65, gap)
+    hidden, teeth = band(gapped)
     assert np.percentile(luminance(hidden), 90) < float(luminance(np.array(gap, float))) + 10 < 0.45 * teeth
     assert np.median(hidden[:, 0] - hidden[:, 2]) > 0.5 * (gap[0] - gap[2])  # the gap's red, not grey
+    # Shouted, wider than any filmed mouth, the cavity and the tongue open between the rows in their own
+    # colours (taken into the gap's too, a flat slab no lighter than the gap: 43 here; the tongue 111)
+    shout, _ = band(gapped, jaw=0.5)
+    assert np.percentile(luminance(shout), 90) > float(luminance(np.array(gap, float))) + 30
+    assert np.median(shout[:, 0] - shout[:, 2]) > 0.5 * (gap[0] - gap[2])
     gap = (60, 25, 30)
     between, teeth = band(_smile_drawn_over(smile_twice, tmp_path, "rows.png", 0.5, 0.6, gap))  # lower row below
     assert np.percentile(luminance(between), 90) < float(luminance(np.array(gap, float))) + 10 < 0.45 * teeth

@@ -300,8 +300,12 @@ class MouthPainter:
             # what the photo's own mouth shows above and below the split (the dark under the upper row,
             # and the lower teeth where the photo's lower lip hid them), so no second upper row is drawn.
             own = self.look.open_gap_px / (self.look.open_gap_px + gap)
-            interior = self._filmed(upper, xs, ys, own * self.look.teeth_split + (1 - own) * t, filmed_opening,
-                                    interior, None)
+            band_t = own * self.look.teeth_split + (1 - own) * t
+            # Over a dark gap the filmed rows take its colour; the cavity and tongue that open between
+            # them at a shout keep their own (taken into the gap's colour too, they were a flat grey
+            # slab under a black band).
+            cavity = interior if self.look.gap_rgb is not None else None
+            interior = self._filmed(upper, xs, ys, band_t, filmed_opening, None if cavity is not None else interior, None)
             # in the light of the photo's own teeth: the filmed row's brightest that much darker than they
             shown = luminance(interior[mouth > 0.5])
             if len(shown):
@@ -310,6 +314,8 @@ class MouthPainter:
                     interior = interior * (LOWER_LIGHT * float(luminance(self.look.teeth_rgb)) / max(lightest, 1.0))
                 else:  # the gap's colour, in the filmed band's light and shade
                     interior = self.look.gap_rgb * np.clip(luminance(interior) / max(lightest, 1.0), 0.0, 1.0)[..., None]
+            if cavity is not None:
+                interior = interior + self._between(band_t, filmed_opening)[..., None] * (cavity - interior)
         else:
             interior = self._filmed(upper, xs, ys, t, filmed_opening, interior, tongue_shape if tongue > 0.2 else None)
         interior = interior * (1 + self.look.light_slope * np.clip(u, -1, 1))[..., None]
@@ -328,8 +334,7 @@ class MouthPainter:
         along = (right - left) / max(float(np.linalg.norm(right - left)), 1e-6)
         across = (xs - left[0]) * along[0] + (ys - left[1]) * along[1]
         map_u = (across / max(float(np.linalg.norm(right - left)), 1.0) * (GRID_U - 1)).astype(np.float32)
-        share = min(1.0, float(self.bank.openings[-1]) / max(opening, 1e-6))  # of the opening the rows fill
-        from_edge = np.minimum(t, 1 - t) / share
+        from_edge = np.minimum(t, 1 - t) / self._rows_share(opening)
         t_filmed = np.where(t < 0.5, np.minimum(from_edge, 0.5), 1 - np.minimum(from_edge, 0.5))
         map_t = (t_filmed * (GRID_T - 1)).astype(np.float32)
         # Drawn at this face's size (interior.at_size), except in the band under a photo's own teeth:
@@ -345,9 +350,18 @@ class MouthPainter:
         # without it a tracker finds the corners of the open mouth a tenth further in than at rest.
         corner = np.clip((np.abs(2 * map_u / (GRID_U - 1) - 1) - CORNER_FROM) / (1 - CORNER_FROM), 0, 1)
         inside = inside * (1 - CORNER_SHADE * corner ** 2)[..., None]
-        if share < 1.0:
-            between = np.clip((from_edge - 0.5) / 0.25, 0, 1)[..., None]
-            inside = inside + between * (deep - inside)
+        if deep is not None and self._rows_share(opening) < 1.0:
+            inside = inside + self._between(t, opening)[..., None] * (deep - inside)
         if tongue_shape is not None:
             inside = inside + (tongue_shape * 0.9)[..., None] * (self.tongue_rgb - inside)
         return inside
+
+    def _rows_share(self, opening: float) -> float:
+        """Of an opening (eye distances), the share the filmed rows fill: all of it up to the bank's
+        widest, beyond that their filmed height."""
+        return min(1.0, float(self.bank.openings[-1]) / max(opening, 1e-6))
+
+    def _between(self, t: np.ndarray, opening: float) -> np.ndarray:
+        """How much of each place t down the opening is the cavity between the filmed rows (0 where
+        the rows fill the opening)."""
+        return np.clip((np.minimum(t, 1 - t) / self._rows_share(opening) - 0.5) / 0.25, 0.0, 1.0)
