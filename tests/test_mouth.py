@@ -536,10 +536,12 @@ def test_the_appearance_benchmark_compares_the_lips_box_of_a_smaller_render_and_
     # aperture, talker, lab, photo, lab, own; then talker's bands, the photo's, the own frame's (upper
     # lip, mouth, chin): talker gains on the upper lip as much as its own frame, nothing in the mouth,
     # loses on the chin
-    # loses on the chin; last, the still video's (NaN: none made)
+    # loses on the chin; then the still video's (NaN: none made); last, talker brought on through the
+    # photo's own fit
     bands = [0.9, 0.7, 0.6, 0.8, 0.7, 0.8, 0.9, 0.9, 0.9]
-    rows = np.array([[0.1, 0.8, 5, 0.7, 6, 0.9, *bands, np.nan], [0.1, 0.8, 5, 0.7, 6, 0.9, *bands, np.nan],
-                     [0.0, 0.2, 9, 0.9, 9, 0.95, *[0.1] * 9, np.nan]])
+    rows = np.array([[0.1, 0.8, 5, 0.7, 6, 0.9, *bands, np.nan, 0.85], [0.1, 0.8, 5, 0.7, 6, 0.9, *bands, np.nan, 0.85],
+                     [0.0, 0.2, 9, 0.9, 9, 0.95, *[0.1] * 9, np.nan, 0.2]])
+    assert rows.shape[1] == appearance.ROW
     figures = [appearance.clip_figures("a", rows, 0.99, 0.0)]
     summary = appearance.summary(figures, rows)
     assert summary["gain_open"] == pytest.approx(0.5) and summary["open_frames"] == 2
@@ -547,9 +549,21 @@ def test_the_appearance_benchmark_compares_the_lips_box_of_a_smaller_render_and_
     assert summary["gain_open_by_band"] == figures[0]["gain_open_by_band"] == pytest.approx(
         {"upper lip": 1.0, "mouth": 0.0, "chin": -2.0})
     assert "gain_open_vs_still_video" not in summary
+    # through the photo: a render swayed off the photo (3 degrees, 5 px) lands where the photo's fit
+    # puts the photo's points on the real frame
+    photo_points = rng.uniform(100, 300, (478, 2)).astype(np.float32)
+    sway = cv2.getRotationMatrix2D((200.0, 200.0), 3.0, 1.0) + np.array([[0, 0, 5.0], [0, 0, -3.0]])
+    drawn_points = cv2.transform(photo_points[None], sway)[0]
+    real_points = (1.1 * photo_points + np.float32([12, -7])).astype(np.float32)
+    moved = cv2.transform(drawn_points[None], appearance.through_photo(drawn_points, photo_points, real_points))[0]
+    assert np.abs(moved - real_points).max() < 0.05
+    # aligned through the photo's fit, talker scores 0.85 on the open frames: a gain of three quarters
+    assert summary["gain_open_through_photo"] == pytest.approx(0.75, abs=1e-3)
+    assert figures[0]["ssim_talker_open_through_photo"] == pytest.approx(0.85)
+    assert summary["clips_talker_beats_photo_through_photo"] == 1
     # --still-video: the photo as a video, read as talker's frames are, scored 0.75 on the open frames:
     # talker's gain over that baseline is a third
-    rows[:, -1] = [0.75, 0.75, 0.2]
+    rows[:, appearance.STILL] = [0.75, 0.75, 0.2]
     figures = [appearance.clip_figures("a", rows, 0.99, 0.0)]
     summary = appearance.summary(figures, rows)
     assert figures[0]["ssim_still_video_open"] == pytest.approx(0.75)
