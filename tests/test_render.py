@@ -113,9 +113,9 @@ def test_the_fields_are_summed_by_their_weights_and_resting_shapes_cost_nothing(
     spans = field_spans(fields)
     assert spans[1] == (slice(2, 4), slice(3, 6)) and spans[4] == (slice(5, 7), slice(1, 3))
     assert spans[3] == (slice(0, 7), slice(0, 9)) and spans[0] == (slice(0, 0), slice(0, 0))
-    weights = np.array([0.0, 1.5, 0.0, -0.25, 2.0, 0.0], np.float32)
+    weights = np.array([0.0, 1.5, 0.0, -0.25, 2.0, 0.7], np.float32)  # the last moves nothing here
     assert np.allclose(weighted_fields(weights, fields, spans), np.tensordot(weights, fields, axes=1), atol=1e-5)
-    fields[[0, 2, 5]] = np.nan  # a shape at rest is never read
+    fields[[0, 2, 5]] = np.nan  # a shape at rest, or one that moves nothing, is never read
     assert np.isfinite(weighted_fields(weights, fields, spans)).all()
     assert not weighted_fields(np.zeros(6, np.float32), fields, spans).any()
     assert weighted_fields(weights, fields, spans).dtype == np.float32

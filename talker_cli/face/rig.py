@@ -341,6 +341,8 @@ def weighted_fields(weights: np.ndarray, fields: np.ndarray, spans: tuple[tuple[
     total = np.zeros(fields.shape[1:], dtype=np.float32)
     for k in np.flatnonzero(weights):
         rows, cols = spans[k]
+        if rows.stop == rows.start:
+            continue  # a shape that moves nothing here (an eye's, on the lips)
         part = total[rows, cols]
         cv2.scaleAdd(fields[k, rows, cols], float(weights[k]), part, dst=part)  # in place: a view of total
     return total
