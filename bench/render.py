@@ -1,7 +1,8 @@
 """Render benchmark: texts of about 10 s, 60 s and 300 s of speech through the whole pipeline.
 
-Prints per-stage seconds, the render stage's frames per second, the whole run's real-time factor
-(run seconds / video seconds) and the peak RSS; then the same texts through `talker lipsync`
+Prints per-stage seconds, the render stage's frames per second (drawing beside the encoder, and the
+same frames drawn again alone on one thread), the whole run's real-time factor (run seconds / video
+seconds) and the peak RSS; then the same texts through `talker lipsync`
 (animation files only, every format): seconds per audio second without video. Each run is its own
 process so peak RSS is that run's own.
 
