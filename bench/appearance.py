@@ -116,25 +116,32 @@ def aligned_crop(image: np.ndarray, points: np.ndarray, onto: np.ndarray, box: t
 
     x0, y0, x1, y1 = box
     if matrix is None:
-        matrix = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
-        if points is not onto:
-            matrix, _ = cv2.estimateAffinePartial2D(points[STABLE], onto[STABLE])
+        matrix = similarity(points, onto)
     matrix = matrix - np.array([[0.0, 0.0, x0], [0.0, 0.0, y0]])  # into the box's own pixels
     moved = cv2.warpAffine(image, matrix, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return cv2.resize(moved, CROP_SIZE, interpolation=cv2.INTER_AREA)
 
 
-def through_photo(points: np.ndarray, photo_points: np.ndarray, onto: np.ndarray) -> np.ndarray:
+def similarity(points: np.ndarray, onto: np.ndarray) -> np.ndarray:
+    """The similarity on STABLE that brings a face whose landmarks are `points` onto `onto` (2 x 3; the
+    identity for a frame onto itself)."""
+    import cv2
+
+    if points is onto:
+        return np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    return cv2.estimateAffinePartial2D(points[STABLE], onto[STABLE])[0]
+
+
+def through_photo(points: np.ndarray, photo_points: np.ndarray, photo_on: np.ndarray) -> np.ndarray:
     """The similarity that brings a rendered frame onto the real one through the photo: onto the photo
-    first (least median: the render is the photo with its head swayed a little), then as the photo
-    itself is brought on. The specification fits the render onto the real frame directly (RANSAC over
+    first (least median: the render is the photo with its head swayed a little), then by `photo_on`,
+    the photo's own fit onto the real frame. The specification fits the render onto the real frame directly (RANSAC over
     the face's points), and where the real head turns away from the photo's pose that fit takes
     another subset of the points for the render than for the photo, frame by frame: a natural clip's
     figure moved by 0.02-0.03 with it. Brought on alike, render and photo differ by the drawing alone."""
     import cv2
 
     to_photo, _ = cv2.estimateAffinePartial2D(points[STABLE], photo_points[STABLE], method=cv2.LMEDS)
-    photo_on, _ = cv2.estimateAffinePartial2D(photo_points[STABLE], onto[STABLE])
     return (np.vstack([photo_on, [0.0, 0.0, 1.0]]) @ np.vstack([to_photo, [0.0, 0.0, 1.0]]))[:2]
 
 
@@ -198,7 +205,8 @@ def clip_rows(real: list[np.ndarray], rendered: list[np.ndarray], photo: np.ndar
             box = lip_box(real_points, frame.shape)
             target = aligned_crop(frame, real_points, real_points, box)
             talker_crop = aligned_crop(drawn, drawn_points, real_points, box)
-            photo_crop = aligned_crop(photo, photo_points, real_points, box)
+            photo_on = similarity(photo_points, real_points)  # fitted once: the photo's crop and the steady one
+            photo_crop = aligned_crop(photo, photo_points, real_points, box, photo_on)
             own, own_bands = float("nan"), [float("nan")] * len(BANDS)
             if index >= back and seen[index - back][1] is not None:
                 earlier, earlier_points = seen[index - back]
@@ -206,7 +214,7 @@ def clip_rows(real: list[np.ndarray], rendered: list[np.ndarray], photo: np.ndar
                 own, own_bands = likeness(earlier_crop, target)[0], band_likeness(earlier_crop, target)
             unmoved_ssim = (likeness(aligned_crop(unmoved, unmoved_points, real_points, box), target)[0]
                             if unmoved_points is not None else float("nan"))
-            steady_crop = aligned_crop(drawn, drawn_points, real_points, box, through_photo(drawn_points, photo_points, real_points))
+            steady_crop = aligned_crop(drawn, drawn_points, real_points, box, through_photo(drawn_points, photo_points, photo_on))
             aperture = _aperture(real_points)
             rows.append((aperture, *likeness(talker_crop, target), *likeness(photo_crop, target), own,
                          *band_likeness(talker_crop, target), *band_likeness(photo_crop, target), *own_bands,

@@ -555,7 +555,8 @@ def test_the_appearance_benchmark_compares_the_lips_box_of_a_smaller_render_and_
     sway = cv2.getRotationMatrix2D((200.0, 200.0), 3.0, 1.0) + np.array([[0, 0, 5.0], [0, 0, -3.0]])
     drawn_points = cv2.transform(photo_points[None], sway)[0]
     real_points = (1.1 * photo_points + np.float32([12, -7])).astype(np.float32)
-    moved = cv2.transform(drawn_points[None], appearance.through_photo(drawn_points, photo_points, real_points))[0]
+    photo_on = appearance.similarity(photo_points, real_points)
+    moved = cv2.transform(drawn_points[None], appearance.through_photo(drawn_points, photo_points, photo_on))[0]
     assert np.abs(moved - real_points).max() < 0.05
     # aligned through the photo's fit, talker scores 0.85 on the open frames: a gain of three quarters
     assert summary["gain_open_through_photo"] == pytest.approx(0.75, abs=1e-3)

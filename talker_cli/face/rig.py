@@ -320,12 +320,12 @@ def eye_basis(landmarks: np.ndarray, points: np.ndarray,
 FIELD_FLOOR_PX = 1e-4  # pixels per unit weight: where a field moves less, it is left out (field_spans)
 
 
-def field_spans(fields: np.ndarray, floor: float = FIELD_FLOOR_PX) -> tuple[tuple[slice, slice], ...]:
+def field_spans(fields: np.ndarray) -> tuple[tuple[slice, slice], ...]:
     """Each field's rows and columns where it moves anything (over FIELD_FLOOR_PX): a mouth shape's
     field is a small part of the face's, and adding whole fields was half of a frame's motion."""
     spans = []
     for field in fields:
-        rows, cols = np.nonzero(np.abs(field).max(axis=-1) > floor)
+        rows, cols = np.nonzero(np.abs(field).max(axis=-1) > FIELD_FLOOR_PX)
         spans.append((slice(int(rows.min()), int(rows.max()) + 1), slice(int(cols.min()), int(cols.max()) + 1))
                      if len(rows) else (slice(0, 0), slice(0, 0)))
     return tuple(spans)
