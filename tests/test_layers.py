@@ -359,7 +359,8 @@ def test_an_opening_mouths_interior_changes_smoothly(closed_lips):
 def test_the_frames_lips_are_the_layers_drawn_forward(closed_lips):
     """The renderer draws the parted lips with the layers (the backward map it keeps for the rest of
     the face differs from them by pixels along the lips: it drags the skin under the lips into the
-    opening): outside the opening, in the lips' box, the frame is the layers' drawing."""
+    opening): outside the opening, in the lips' box, the frame is the layers' drawing (but for the
+    opening's edge, softened over a few blur widths)."""
     import cv2
 
     from talker_cli.face.layers import draw_lips
@@ -371,7 +372,8 @@ def test_the_frames_lips_are_the_layers_drawn_forward(closed_lips):
     ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32)
     pixels, hole = draw_lips(renderer.layers, photo.image_rgb, weights, xs, ys, 1.0, cv2)
     frame = renderer.render(track, 0)[y0:y1, x0:x1].astype(int)
-    lips = (hole == 0) & (renderer.lips_feather == 1)
+    away = cv2.distanceTransform((hole == 0).astype(np.uint8), cv2.DIST_L2, 5) > 3 * renderer.painter.look.edge_blur_px
+    lips = away & (renderer.lips_feather == 1)
     assert lips.sum() > 1000
     assert np.abs(frame[lips] - pixels[lips].astype(int)).max() <= 1
 
@@ -823,7 +825,7 @@ def test_under_teeth_over_a_dark_gap_the_opening_is_that_gaps_dark_not_a_second_
     them)."""
     from .conftest import _renderer
 
-    def band(path: Path, jaw: float = 0.2) -> tuple[np.ndarray, float]:  # the band's pixels, the teeth's light
+    def band(path: Path, jaw: float = 0.18) -> tuple[np.ndarray, float]:  # the band's pixels, the teeth's light
         photo, renderer = _renderer(path)
         assert (renderer.painter.look.gap_rgb is None) == (path == smile_twice)  # the premise: a gap read or not
         lm = photo.landmarks_px
@@ -835,6 +837,8 @@ def test_under_teeth_over_a_dark_gap_the_opening_is_that_gaps_dark_not_a_second_
         assert drop > 4  # the test's premise: a band opened
         widest = (renderer.painter.look.open_gap_px + drop) / renderer.rig.frame.eye_px > renderer.painter.bank.openings[-1]
         assert widest == (jaw > 0.3)  # the premise: only the shout opens wider than any filmed mouth
+        # The band's colour read with its edges drawn a pixel wide (their softening is another test's)
+        renderer.painter.look = replace(renderer.painter.look, edge_blur_px=0.0)
         inside = renderer.render(track, 0)[int(split) + 2:int(split + drop) - 1, x - half:x + half]
         return inside.reshape(-1, 3).astype(float), float(luminance(renderer.painter.look.teeth_rgb))
 
@@ -861,3 +865,65 @@ def test_under_teeth_over_a_dark_gap_the_opening_is_that_gaps_dark_not_a_second_
     skin = float(luminance(_renderer(smile_twice)[1].painter.look.skin_rgb))
     assert luminance(np.array((150, 110, 115), float)) > GAP_LIGHT_MAX * skin + 15  # the premise
     assert np.percentile(luminance(light), 90) < GAP_LIGHT_MAX * skin + 5
+
+
+def _soft_photo(tmp_path: Path, blur_px: float) -> Path:
+    """The GRID speaker's shut mouth three times its size (bicubic), blurred by blur_px more: a soft
+    photo, as a video frame enlarged is."""
+    import cv2
+    from PIL import Image
+
+    image = cv2.resize(np.array(Image.open(DATA / "grid-s1-bbaf3s-0.png").convert("RGB")), None, fx=3, fy=3,
+                       interpolation=cv2.INTER_CUBIC)
+    path = tmp_path / f"soft-{blur_px}.png"
+    Image.fromarray(cv2.GaussianBlur(image, (0, 0), blur_px) if blur_px else image).save(path)
+    return path
+
+
+def test_the_cameras_blur_is_read_from_the_photos_edges_at_the_mouth(tmp_path):
+    """The photo's own blur, read at its sharpest edges around the mouth: a GRID frame is sharp (its
+    blur under the gradient operator's own spread), and blurring the same photo by 3 pixels more reads
+    softer by over half a pixel (with fixed edge thresholds a blurred photo had no edges and read sharp)."""
+    from talker_cli.face.painter import camera_blur
+
+    def read(path: Path) -> float:
+        photo = load_photo(path, RenderConfig())
+        marks = photo.landmarks_px
+        return camera_blur(photo.image_rgb, marks, float(np.linalg.norm(marks[33] - marks[263])))
+
+    assert read(DATA / "grid-s1-bbaf3s-0.png") < 0.6
+    enlarged, blurred = read(_soft_photo(tmp_path, 0)), read(_soft_photo(tmp_path, 3.0))
+    assert blurred > enlarged + 0.5, (enlarged, blurred)
+
+
+def test_the_openings_edge_is_as_sharp_as_the_photos_own_edges(tmp_path):
+    """The opening's edge is drawn as the photo's camera would show it: on a soft photo (a video frame
+    enlarged) its steepest steps are no steeper than the photo's own around the mouth (drawn a pixel
+    wide, 2.6 times as steep: a cut-out), and on a sharp one not blurred past it."""
+    import cv2
+
+    from talker_cli.face.layers import draw_lips
+
+    def steepest(path: Path) -> tuple[float, float]:  # the steps at the opening's edge, the photo's own
+        photo = load_photo(path, RenderConfig())
+        renderer = FrameRenderer(photo)
+        track = _jaw(0.15)
+        x0, y0, x1, y1 = renderer.lips_box
+        ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32)
+        _, hole = draw_lips(renderer.layers, photo.image_rgb, basis_weights(track, 0, renderer.scale), xs, ys, 1.0, cv2)
+        opening = (hole > 0.5).astype(np.uint8)
+        assert opening.sum() > 50  # the premise: the mouth opened
+        kernel = np.ones((5, 5), np.uint8)
+        edge = (cv2.dilate(opening, kernel) - cv2.erode(opening, kernel)) > 0
+
+        def steps(image: np.ndarray) -> np.ndarray:
+            light = luminance(image[y0:y1, x0:x1].astype(np.float32))
+            return np.hypot(cv2.Sobel(light, cv2.CV_32F, 1, 0), cv2.Sobel(light, cv2.CV_32F, 0, 1)) / 8
+
+        drawn = steps(renderer.render(track, 0))[edge]
+        return float(np.percentile(drawn, 99)), float(np.percentile(steps(photo.image_rgb), 99))
+
+    drawn, own = steepest(_soft_photo(tmp_path, 1.5))
+    assert drawn <= 1.1 * own, (drawn, own)
+    drawn, own = steepest(DATA / "grid-s1-bbaf3s-0.png")
+    assert drawn >= 0.5 * own, (drawn, own)

@@ -78,6 +78,14 @@ SPLIT_RANGE = (0.3, 0.9)
 # median, part teeth, read over half of it on 27 of 44 photos with a line (a grey band).
 GAP_LIGHT_MAX = 0.5
 TEETH_CHROMA = 0.4  # teeth are pale: (max - min) / max of their colour under this, lips and tongue over it
+# The opening's edge is drawn as soft as the photo's camera drew sharp edges at the mouth (a one-pixel
+# edge on a soft photo is a cut-out, with black spikes at the corners where filmed open mouths show a
+# soft shadow), and as soft as a lip's rounded inner edge is: EDGE_ROUND eye distances, a millimetre or
+# so (bench/appearance.py, natural speech: gain 0.121 drawn a pixel wide, 0.132 at the camera's blur
+# alone, 0.143 with the lip's edge; 12 GRID clips 0.579, 0.584, 0.586; twice the lip's edge read the
+# same within a clip's noise).
+EDGE_ROUND = 0.012
+EDGE_BLUR_MIN = 0.5  # pixels: the softness of an edge drawn a pixel wide
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,49 @@ class PhotoMouth:
     # filmed lower row lit as her teeth drew it at 0.57, a second row of teeth, and between a smile's
     # two rows a grey band; the cavity's tint, 0.18-0.51).
     gap_rgb: np.ndarray | None = None
+    # How soft the opening's edge is drawn (pixels, the standard deviation of a Gaussian blur): the
+    # camera's blur at the mouth and the lip's rounded edge (edge_blur).
+    edge_blur_px: float = EDGE_BLUR_MIN
+
+
+def camera_blur(image: np.ndarray, marks: np.ndarray, unit: float) -> float:
+    """How soft the photo's sharpest edges around the mouth are, as the standard deviation (pixels) of
+    a Gaussian blur over a sharp step: at the strongest half of the edges Canny finds, the gradient's
+    fall when the image is blurred by 1 px more (Zhuo and Sim's defocus estimate), less the gradient
+    operator's and the pixel's own spread. 0 where no edge is found."""
+    import cv2
+
+    centre, reach = marks[[61, 291, 13, 14]].mean(axis=0), 0.6 * unit
+    x0, y0 = (max(int(c - r), 0) for c, r in zip(centre, (reach, 0.6 * reach)))
+    x1, y1 = int(centre[0] + reach), int(centre[1] + 0.6 * reach)
+    grey = cv2.cvtColor(np.ascontiguousarray(image[y0:y1, x0:x1]), cv2.COLOR_RGB2GRAY)
+    if min(grey.shape) < 8:
+        return 0.0
+
+    def gradient(x: np.ndarray) -> np.ndarray:
+        return np.hypot(cv2.Sobel(x, cv2.CV_32F, 1, 0), cv2.Sobel(x, cv2.CV_32F, 0, 1))
+
+    sharp = gradient(grey.astype(np.float32))
+    # Canny's thresholds from the box's own gradients: fixed ones found no edge on a blurred photo
+    high = float(np.percentile(sharp, 95))
+    if high < EDGE_GRADIENT_MIN:
+        return 0.0  # no edge to read
+    edges = cv2.Canny(grey, 0.4 * high, high, L2gradient=True) > 0
+    if edges.sum() < 8:
+        return 0.0
+    strong = edges & (sharp >= np.median(sharp[edges]))
+    ratio = sharp[strong] / np.maximum(gradient(cv2.GaussianBlur(grey.astype(np.float32), (0, 0), 1.0))[strong], 1e-3)
+    spread = 1.0 / np.sqrt(np.maximum(ratio ** 2 - 1, 1e-3))  # the edge's own, seen through Sobel and the pixel
+    return float(np.sqrt(max(float(np.median(spread)) ** 2 - SOBEL_SPREAD ** 2, 0.0)))
+
+
+EDGE_GRADIENT_MIN = 8.0  # Sobel's gradient (grey levels): under it a box has no edge to read
+SOBEL_SPREAD = float(np.sqrt(0.5 + 1 / 12))  # Sobel's [1 2 1] / 4 smoothing and the pixel's width (std, px)
+
+
+def edge_blur(image: np.ndarray, marks: np.ndarray, unit: float) -> float:
+    """The opening's edge softness (pixels): the camera's blur and the lip's rounded edge together."""
+    return max(float(np.hypot(camera_blur(image, marks, unit), EDGE_ROUND * unit)), EDGE_BLUR_MIN)
 
 
 def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> PhotoMouth:
@@ -195,6 +246,7 @@ def read_mouth(image: np.ndarray, marks: np.ndarray, frame: MouthFrame) -> Photo
         skin_rgb=skin_rgb.astype(np.float32),
         lip_rgb=np.median(lips, axis=0) if len(lips) else np.array([170, 90, 90], np.float32),
         light_slope=float(np.clip((right_light - left_light) / max(left_light + right_light, 1.0), -0.4, 0.4)),
+        edge_blur_px=edge_blur(image, marks, unit),
     )
 
 
@@ -322,6 +374,26 @@ class MouthPainter:
         alpha = (mouth * float(np.clip((gap - start) / (INTERIOR_FADE * unit), 0.0, 1.0)))[..., None]
         region = frame[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
         frame[lo[1]:hi[1], lo[0]:hi[0]] = (region + alpha * (interior - region)).round().clip(0, 255).astype(np.uint8)
+        self._soften_edge(frame, alpha[..., 0], lo, hi)
+
+    def _soften_edge(self, frame: np.ndarray, alpha: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        """The painted opening's edge as soft as the photo would show it (edge_blur_px): the frame
+        around the edge (alpha: how much of each pixel of the box lo..hi the interior covers) replaced
+        by its blur, wholly at the edge and less and less to a blur width or two either side, so the
+        lips' own texture away from it stays as the photo has it."""
+        cv2, sigma = self.cv2, self.look.edge_blur_px
+        if sigma <= EDGE_BLUR_MIN or not alpha.any():
+            return  # as soft as the edge is drawn already, or nothing painted
+        margin = int(np.ceil(3 * sigma))
+        x0, y0 = max(int(lo[0]) - margin, 0), max(int(lo[1]) - margin, 0)
+        x1, y1 = min(int(hi[0]) + margin, frame.shape[1]), min(int(hi[1]) + margin, frame.shape[0])
+        cover = np.zeros((y1 - y0, x1 - x0), np.float32)
+        cover[lo[1] - y0:hi[1] - y0, lo[0] - x0:hi[0] - x0] = alpha
+        near = cv2.GaussianBlur(cover, (0, 0), sigma)
+        at_edge = np.clip(4 * near * (1 - near), 0.0, 1.0)[..., None]
+        region = frame[y0:y1, x0:x1].astype(np.float32)
+        blurred = cv2.GaussianBlur(region, (0, 0), sigma)
+        frame[y0:y1, x0:x1] = (region + at_edge * (blurred - region)).round().clip(0, 255).astype(np.uint8)
 
     def _filmed(self, upper: np.ndarray, xs: np.ndarray, ys: np.ndarray, t: np.ndarray, opening: float,
                 deep: np.ndarray | None, tongue_shape: np.ndarray | None) -> np.ndarray:
