@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .interior import GRID_T, GRID_U, colourfulness, in_light, light_units, load_bank, luminance, sample, skin_beside_mouth
-from .rig import LOWER_CUT, LOWER_INNER, LOWER_OUTER, UPPER_CUT, UPPER_INNER, UPPER_OUTER, FaceRig, MouthFrame
+from .rig import (LEFT_CORNER, LOWER_CUT, LOWER_INNER, LOWER_OUTER, RIGHT_CORNER, UPPER_CUT, UPPER_INNER, UPPER_OUTER,
+                  FaceRig, MouthFrame)
 
 LOWER_LIGHT = 0.88  # the lower row, under the upper one, is that much darker than the photo's upper teeth
 # Between closed lips the photo's shadow is a line darker than the lips: as the lips part it would stay
@@ -86,6 +87,8 @@ TEETH_CHROMA = 0.4  # teeth are pale: (max - min) / max of their colour under th
 # same within a clip's noise).
 EDGE_ROUND = 0.012
 EDGE_BLUR_MIN = 0.5  # pixels: the softness of an edge drawn a pixel wide
+EDGE_GRADIENT_MIN = 8.0  # Sobel's gradient (grey levels): under it the mouth's box has no edge to read
+SOBEL_SPREAD = float(np.sqrt(0.5 + 1 / 12))  # Sobel's [1 2 1] / 4 smoothing and the pixel's width (std, px)
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,7 @@ def camera_blur(image: np.ndarray, marks: np.ndarray, unit: float) -> float:
     operator's and the pixel's own spread. 0 where no edge is found."""
     import cv2
 
-    centre, reach = marks[[61, 291, 13, 14]].mean(axis=0), 0.6 * unit
+    centre, reach = marks[[LEFT_CORNER, RIGHT_CORNER, 13, 14]].mean(axis=0), 0.6 * unit  # 13-14: the lips' middle
     x0, y0 = (max(int(c - r), 0) for c, r in zip(centre, (reach, 0.6 * reach)))
     x1, y1 = int(centre[0] + reach), int(centre[1] + 0.6 * reach)
     grey = cv2.cvtColor(np.ascontiguousarray(image[y0:y1, x0:x1]), cv2.COLOR_RGB2GRAY)
@@ -148,10 +151,6 @@ def camera_blur(image: np.ndarray, marks: np.ndarray, unit: float) -> float:
     ratio = sharp[strong] / np.maximum(gradient(cv2.GaussianBlur(grey.astype(np.float32), (0, 0), 1.0))[strong], 1e-3)
     spread = 1.0 / np.sqrt(np.maximum(ratio ** 2 - 1, 1e-3))  # the edge's own, seen through Sobel and the pixel
     return float(np.sqrt(max(float(np.median(spread)) ** 2 - SOBEL_SPREAD ** 2, 0.0)))
-
-
-EDGE_GRADIENT_MIN = 8.0  # Sobel's gradient (grey levels): under it a box has no edge to read
-SOBEL_SPREAD = float(np.sqrt(0.5 + 1 / 12))  # Sobel's [1 2 1] / 4 smoothing and the pixel's width (std, px)
 
 
 def edge_blur(image: np.ndarray, marks: np.ndarray, unit: float) -> float:
