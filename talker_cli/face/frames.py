@@ -16,6 +16,7 @@ from .blendshapes import FUNNEL_OPENING, INDEX, JAW_OPENING, LOWER_LIP_DROP, NAM
 from .calibration import AS_DRAWN, OpeningCurve, calibrate
 from .easing import smoothstep
 from .eyes import lash_bands
+from .glasses import find_rims
 from .layers import build_layers, draw_lips
 from .lids import Lids
 from .painter import SEAM_OPEN, MouthPainter, read_mouth
@@ -229,6 +230,14 @@ class FrameRenderer:
         self.grid_x, self.grid_y = xs, ys
         self.matte_x, self.matte_y = self.matte * xs, self.matte * ys
         self.roi_in_box = (slice(ry0 - by0, ry1 - by0), slice(rx0 - bx0, rx1 - bx0))
+        # Glasses' rims over the lids stay on the head as the lids and brows move under them: the face
+        # is drawn from the photo with the rims filled in, and the rims over it (face/glasses.py).
+        self.rims = find_rims(photo.image_rgb, photo.landmarks_px)
+        if self.rims is not None:
+            gx0, gy0, gx1, gy1 = self.rims.box
+            gx0, gy0, gx1, gy1 = max(gx0, bx0), max(gy0, by0), min(gx1, bx1), min(gy1, by1)
+            self.rims_in_box = (slice(gy0 - by0, gy1 - by0), slice(gx0 - bx0, gx1 - bx0))
+        self.face_rgb = photo.image_rgb if self.rims is None else self.rims.face
         # The photo's dark between closed lips belongs to the interior (its own teeth are kept whole).
         keep_dark = 0.0 if look.shows_teeth else 1.0
         self.layers = build_layers(self.rig.frame, photo.landmarks_px, (width, height), look.shows_teeth,
@@ -294,7 +303,7 @@ class FrameRenderer:
             height, width = self.photo.image_rgb.shape[:2]
             x0, y0 = max(int(cols.min()) - margin, 0), max(int(rows.min()) - margin, 0)
             x1, y1 = min(int(cols.max()) + margin + 1, width), min(int(rows.max()) + margin + 1, height)
-            crop = np.ascontiguousarray(self.photo.image_rgb[y0:y1, x0:x1])
+            crop = np.ascontiguousarray(self.face_rgb[y0:y1, x0:x1])
             self._lid_smooth[key] = (cv2.filter2D(crop, -1, kernel, borderType=cv2.BORDER_REFLECT), (x0, y0))
         return self._lid_smooth[key]
 
@@ -305,11 +314,26 @@ class FrameRenderer:
         rows, cols = self._in_box(points)
         still_x = map_x[rows, cols] + shift.reshape(-1, 2)[points, 0]  # the point before the face moved
         still_y = map_y[rows, cols] + shift.reshape(-1, 2)[points, 1]
-        colours = self.cv2.remap(self.photo.image_rgb, (still_x - shifts[..., 0]).astype(np.float32),
+        colours = self.cv2.remap(self.face_rgb, (still_x - shifts[..., 0]).astype(np.float32),
                                  (still_y - shifts[..., 1]).astype(np.float32), self.cv2.INTER_LINEAR,
                                  borderMode=self.cv2.BORDER_REFLECT)
         x0, y0 = self.box[:2]
         frame[rows + y0, cols + x0] = np.clip((cover[..., None] * colours).sum(axis=0) + 0.5, 0, 255).astype(np.uint8)
+
+    def _draw_rims(self, frame: np.ndarray, map_x: np.ndarray, map_y: np.ndarray) -> None:
+        """The glasses' rims drawn over the frame where the head has carried them (map_x, map_y: where
+        each pixel of the rims' box comes from in the photo by the head's motion alone)."""
+        cv2 = self.cv2
+        gx0, gy0 = self.rims.box[:2]
+        cover = cv2.remap(self.rims.cover, map_x - gx0, map_y - gy0, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                          borderValue=0)
+        if not cover.any():
+            return
+        rims = cv2.remap(self.photo.image_rgb, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        x0, y0 = self.box[:2]
+        rows, cols = self.rims_in_box
+        region = frame[rows.start + y0:rows.stop + y0, cols.start + x0:cols.stop + x0]
+        region[:] = cv2.blendLinear(rims, region, cover, 1 - cover)
 
     def _drawn_open(self, opening: float) -> np.ndarray:
         """The still face with its lips drawn `opening` eye distances apart by the jaw."""
@@ -378,17 +402,21 @@ class FrameRenderer:
         # float32 whatever numpy's promotion rules (numpy 2 keeps float64 from float64 scalars)
         map_x, map_y = map_x.astype(np.float32, copy=False), map_y.astype(np.float32, copy=False)
         still_x, still_y = map_x[self.lips_in_box].copy(), map_y[self.lips_in_box].copy()
+        if self.rims is not None:  # where the head alone brings each pixel of the rims' box from
+            rims_x, rims_y = map_x[self.rims_in_box].copy(), map_y[self.rims_in_box].copy()
         shift = self.rig.displacement(weights)
         map_x[self.roi_in_box] -= shift[..., 0]
         map_y[self.roi_in_box] -= shift[..., 1]
         frame = self.photo.image_rgb.copy()
         x0, y0, x1, y1 = self.box
-        frame[y0:y1, x0:x1] = cv2.remap(self.photo.image_rgb, map_x, map_y, cv2.INTER_LINEAR,
+        frame[y0:y1, x0:x1] = cv2.remap(self.face_rgb, map_x, map_y, cv2.INTER_LINEAR,
                                         borderMode=cv2.BORDER_REFLECT)
         for lids, points, share in self.rig.lid_skin(weights):
             self._smooth_lid_skin(frame, map_x, map_y, lids, points, share)
         for points, shifts, cover in self.rig.lid_edges(weights):
             self._blend_lid_edge(frame, map_x, map_y, shift, points, shifts, cover)
+        if self.rims is not None:
+            self._draw_rims(frame, rims_x, rims_y)
         edges = self.rig.opening(weights, from_lips=not self.painter.photo_teeth)
         gap = float(np.max((edges[1] - edges[0]) @ self.rig.frame.ey))
         # Lips parted wider than the photo's own are drawn forward, cut apart along the inner lips, and so
