@@ -237,6 +237,8 @@ class FrameRenderer:
             gx0, gy0, gx1, gy1 = self.rims.box
             gx0, gy0, gx1, gy1 = max(gx0, bx0), max(gy0, by0), min(gx1, bx1), min(gy1, by1)
             self.rims_in_box = (slice(gy0 - by0, gy1 - by0), slice(gx0 - bx0, gx1 - bx0))
+            if gx1 <= gx0 or gy1 <= gy0:
+                self.rims = None  # outside the head's box: nothing of the face is drawn there
         self.face_rgb = photo.image_rgb if self.rims is None else self.rims.face
         # The photo's dark between closed lips belongs to the interior (its own teeth are kept whole).
         keep_dark = 0.0 if look.shows_teeth else 1.0
