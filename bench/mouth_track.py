@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from mouth import compare, summary  # noqa: E402
 
 from talker_cli.artifacts import BlendshapeTrack, Phone  # noqa: E402
+from talker_cli.exports.arkit import read_track  # noqa: E402
 
 
 def read_phones(sound: Path, kept: Path, fresh: bool, engines: dict) -> list[Phone]:
@@ -51,11 +52,11 @@ def read_phones(sound: Path, kept: Path, fresh: bool, engines: dict) -> list[Pho
     return list(phones)
 
 
-def drawn_line(saved: dict, read: np.ndarray) -> tuple[float, float]:
+def drawn_line(track: BlendshapeTrack, read: np.ndarray) -> tuple[float, float]:
     """Slope and offset from the run's track opening (its NAME.blendshapes.json) to what was read of its drawing."""
     from talker_cli.face.blendshapes import track_opening
 
-    asked = track_opening(BlendshapeTrack(saved["fps"], tuple(saved["names"]), np.array(saved["frames"], np.float32)))
+    asked = track_opening(track)
     n = min(len(asked), len(read))
     keep = np.isfinite(read[:n])
     slope, offset = np.polyfit(asked[:n][keep], read[:n][keep], 1)
@@ -89,10 +90,10 @@ def main() -> None:
             raise SystemExit(f"{args.run} has no curves: run bench/mouth.py with --json --curves")
         stem = Path(clip["clip"]).stem
         real, read = np.array(clip["curves"]["real"], float), np.array(clip["curves"]["talker"], float)
-        saved = json.loads((args.work / f"{stem}.blendshapes.json").read_text())
+        saved = read_track(args.work / f"{stem}.blendshapes.json")
         phones = read_phones(args.work / f"{stem}.wav", args.work / f"{stem}.phones.json", args.fresh, engines)
         slope, offset = drawn_line(saved, read)
-        opening = slope * track_curve(phones, saved["fps"], len(real)) + offset
+        opening = slope * track_curve(phones, saved.fps, len(real)) + offset
         rows.append({"clip": clip["clip"], **compare(real, opening[:len(real)])})
     result = {"run": str(args.run), "summary": summary(rows), "clips": rows}
     if args.json:

@@ -18,7 +18,6 @@ and prints the wall and CPU seconds of each, and the ratio. On 2 cores the speec
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -49,8 +48,8 @@ def main() -> None:
     import onnxruntime
     from render import text_for
 
-    from talker_cli.artifacts import BlendshapeTrack
     from talker_cli.config import RenderConfig, TtsConfig, VideoConfig
+    from talker_cli.exports.arkit import read_track
     from talker_cli.face.frames import FrameRenderer
     from talker_cli.face.video import write_mp4
     from talker_cli.photo import load_photo
@@ -65,9 +64,7 @@ def main() -> None:
         sound = folder / "first.wav"
         subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-y", "-i", str(folder / "first.mp4"),
                         "-vn", str(sound)], check=True)
-        kept = json.loads((folder / "first.blendshapes.json").read_text())
-        track = BlendshapeTrack(kept["fps"], tuple(kept["names"]), np.array(kept["frames"], np.float32),
-                                head=np.array(kept["head_rotation_deg"]["frames"], np.float32))
+        track = read_track(folder / "first.blendshapes.json")
         renderer = FrameRenderer(load_photo(photo_path, RenderConfig()))
         height, width = renderer.photo.image_rgb.shape[:2]
         frames = track.frame_count

@@ -105,15 +105,13 @@ def draw_alone_fps(photo: Path, track_file: Path, max_side: int | None, passes: 
     import cv2
     import numpy as np
 
-    from talker_cli.artifacts import BlendshapeTrack
     from talker_cli.config import RenderConfig
+    from talker_cli.exports.arkit import read_track
     from talker_cli.face.frames import FrameRenderer
     from talker_cli.photo import load_photo
 
     cv2.setNumThreads(1)
-    kept = json.loads(track_file.read_text())
-    track = BlendshapeTrack(kept["fps"], tuple(kept["names"]), np.array(kept["frames"], np.float32),
-                            head=np.array(kept["head_rotation_deg"]["frames"], np.float32))
+    track = read_track(track_file)
     config = RenderConfig(**({"max_side": max_side} if max_side else {}))
     renderer = FrameRenderer(load_photo(photo, config))
     fastest = np.full(track.frame_count, np.inf)

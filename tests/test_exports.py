@@ -279,3 +279,23 @@ def test_vrm_expressions_follow_the_mouth_scale(tmp_path):
         runs[scale] = json.loads((tmp_path / f"{scale}.vrm.json").read_text())["expressions"]
     full, half = np.array(runs["1"]["aa"]), np.array(runs["0.5"]["aa"])
     assert full.max() > 0.3 and np.allclose(half, np.clip(full * 0.5, 0, 1), atol=2e-4)
+
+
+def test_an_arkit_file_reads_back_as_the_track_it_was_written_from(tmp_path):
+    """The benchmarks draw a run's frames again from its NAME.blendshapes.json: read back, the file is
+    the track (its weights to 4 decimals, the head's rotation to 3, the rate and the names)."""
+    from types import SimpleNamespace
+
+    from talker_cli.artifacts import BlendshapeTrack
+    from talker_cli.exports.arkit import read_track, to_json
+    from talker_cli.face.blendshapes import NAMES
+
+    rng = np.random.default_rng(3)
+    track = BlendshapeTrack(30, NAMES, rng.uniform(0, 1, (7, len(NAMES))).astype(np.float32),
+                            head=rng.normal(0, 2, (7, 3)).astype(np.float32))
+    path = tmp_path / "anim.blendshapes.json"
+    path.write_text(to_json(SimpleNamespace(track=track, segments=[])))
+    read = read_track(path)
+    assert read.fps == 30 and tuple(read.names) == tuple(NAMES)
+    assert np.allclose(read.weights, track.weights, atol=6e-5) and read.weights.dtype == np.float32
+    assert read.head is not None and np.allclose(read.head, track.head, atol=6e-4)

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import numpy as np
+
+from ..artifacts import BlendshapeTrack
 from ..face.blendshapes import HEAD_AXES
 from ..face.visemes import viseme_segments
 from . import json_rows
@@ -25,3 +29,10 @@ def to_json(animation) -> str:
         f'  "visemes": [\n    {json_rows(visemes)}\n  ]\n',
         "}\n",
     ])
+
+
+def read_track(path: Path) -> BlendshapeTrack:
+    """A file to_json wrote, read back as the track it was made from (weights and head rotation)."""
+    kept = json.loads(Path(path).read_text())
+    return BlendshapeTrack(kept["fps"], tuple(kept["names"]), np.array(kept["frames"], np.float32),
+                           head=np.array(kept["head_rotation_deg"]["frames"], np.float32))
