@@ -135,10 +135,11 @@ def similarity(points: np.ndarray, onto: np.ndarray) -> np.ndarray:
 def through_photo(points: np.ndarray, photo_points: np.ndarray, photo_on: np.ndarray) -> np.ndarray:
     """The similarity that brings a rendered frame onto the real one through the photo: onto the photo
     first (least median: the render is the photo with its head swayed a little), then by `photo_on`,
-    the photo's own fit onto the real frame. The specification fits the render onto the real frame directly (RANSAC over
-    the face's points), and where the real head turns away from the photo's pose that fit takes
-    another subset of the points for the render than for the photo, frame by frame: a natural clip's
-    figure moved by 0.02-0.03 with it. Brought on alike, render and photo differ by the drawing alone."""
+    the photo's own fit onto the real frame. The specification fits the render onto the real frame
+    directly (RANSAC over the face's points), and where the real head turns away from the photo's pose
+    that fit takes another subset of the points for the render than for the photo, frame by frame: a
+    natural clip's figure moved by 0.02-0.03 with it. Brought on alike, render and photo differ by the
+    drawing alone."""
     import cv2
 
     to_photo, _ = cv2.estimateAffinePartial2D(points[STABLE], photo_points[STABLE], method=cv2.LMEDS)
