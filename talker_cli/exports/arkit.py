@@ -32,7 +32,9 @@ def to_json(animation) -> str:
 
 
 def read_track(path: Path) -> BlendshapeTrack:
-    """A file to_json wrote, read back as the track it was made from (weights and head rotation)."""
+    """A file to_json wrote, read back as the track it was made from (weights and head rotation; a file
+    of the weights alone is a track without the head's motion)."""
     kept = json.loads(Path(path).read_text())
+    head = kept.get("head_rotation_deg")
     return BlendshapeTrack(kept["fps"], tuple(kept["names"]), np.array(kept["frames"], np.float32),
-                           head=np.array(kept["head_rotation_deg"]["frames"], np.float32))
+                           head=np.array(head["frames"], np.float32) if head else None)
